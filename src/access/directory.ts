@@ -1,0 +1,134 @@
+import type { Catalogue } from '../catalogue/catalogue.js';
+import { applyOverrides, type Plan, type Service } from '../domain/plan.js';
+import type { Account } from '../store/accounts.js';
+import type { Store } from '../store/store.js';
+
+/** Everything a request needs to know of an account, built once per reload, shared by its keys. */
+export interface AccountAccess {
+  id: string;
+  username: string;
+  active: boolean;
+  plan: Plan;
+  services: ReadonlySet<Service>;
+  /** The references this account may read; null: every reference. */
+  allowance: ReadonlySet<string> | null;
+  /** Allowed browser origins; null: any. */
+  origins: ReadonlySet<string> | null;
+}
+
+export interface KeyAccess {
+  id: string;
+  /** Epoch ms, or null for no expiry. */
+  expiresAt: number | null;
+  account: AccountAccess;
+}
+
+const POLL_MS = 500;
+
+/**
+ * Accounts and keys held in memory, keyed by key hash. It reloads whenever
+ * the store's revision moves, which every CLI change bumps, so a key issued or
+ * revoked in another process works (or stops) within a second.
+ */
+export class AccessDirectory {
+  private byHash = new Map<string, KeyAccess>();
+  private byUsername = new Map<string, AccountAccess>();
+  private revision = -1;
+  private timer: NodeJS.Timeout | null = null;
+  private polling = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly plans: ReadonlyMap<string, Plan>,
+    private readonly catalogue: Catalogue,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  lookup(hash: string): KeyAccess | undefined {
+    return this.byHash.get(hash);
+  }
+
+  account(username: string): AccountAccess | undefined {
+    return this.byUsername.get(username);
+  }
+
+  get keyCount(): number {
+    return this.byHash.size;
+  }
+
+  async load(): Promise<void> {
+    const revision = await this.store.accounts.revision();
+    const [accounts, credentials] = await Promise.all([this.store.accounts.list(), this.store.keys.credentials()]);
+    const byId = new Map<string, AccountAccess>();
+    const byUsername = new Map<string, AccountAccess>();
+    for (const account of accounts) {
+      const access = this.accessFor(account);
+      byId.set(account.id, access);
+      byUsername.set(account.username, access);
+    }
+    const byHash = new Map<string, KeyAccess>();
+    for (const credential of credentials) {
+      const account = byId.get(credential.account_id);
+      if (account) byHash.set(credential.hash, { id: credential.id, expiresAt: credential.expires_at, account });
+    }
+    this.byHash = byHash;
+    this.byUsername = byUsername;
+    this.revision = revision;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Reload if the store changed; a failing store keeps the last loaded directory. */
+  async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      if ((await this.store.accounts.revision()) !== this.revision) await this.load();
+    } catch (error) {
+      this.onError(error);
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private accessFor(account: Account): AccountAccess {
+    const base = this.plans.get(account.plan) ?? unknownPlan(account.plan);
+    const plan = applyOverrides(base, account.overrides);
+    return {
+      id: account.id,
+      username: account.username,
+      active: account.status === 'active',
+      plan,
+      services: new Set(plan.services),
+      allowance: allowanceFor(plan, account.references, this.catalogue),
+      origins: account.origins && account.origins.length > 0 ? new Set(account.origins) : null,
+    };
+  }
+}
+
+/**
+ * The references an account may read: its selection (cut to the plan's limit)
+ * or the plan's defaults; null when the plan sets no limit and nothing was selected.
+ */
+export function allowanceFor(plan: Plan, selected: string[] | null, catalogue: Catalogue): ReadonlySet<string> | null {
+  const canonical = (names: readonly string[]) => names.map((name) => catalogue.lookup(name)?.key).filter((key): key is string => key !== undefined);
+  if (selected && selected.length > 0) {
+    const keys = [...new Set(canonical(selected))];
+    return new Set(plan.max_references === null ? keys : keys.slice(0, plan.max_references));
+  }
+  if (plan.max_references === null) return null;
+  return new Set(canonical(plan.default_references).slice(0, plan.max_references));
+}
+
+/** An account whose plan vanished from the config keeps working for nothing rather than failing loads. */
+function unknownPlan(name: string): Plan {
+  return { name, services: [], max_references: 0, default_references: [], refresh_interval_seconds: 60, requests_per_minute: 1, requests_per_day: 1 };
+}

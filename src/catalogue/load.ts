@@ -1,0 +1,112 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { CATEGORIES, KEY_PATTERN, type Category, type Reference } from '../domain/reference.js';
+import { Catalogue } from './catalogue.js';
+
+export class CatalogueError extends Error {}
+
+const FIELDS = ['key', 'title', 'title_en', 'description', 'unit', 'category', 'source_key', 'aliases', 'status'] as const;
+const POPULAR_FILE = 'popular.json';
+
+/**
+ * Load and validate the reference data: a folder of JSON arrays (one file a
+ * category, plus `popular.json`, the popularity order) or a single file.
+ * Every problem names its file and entry.
+ */
+export function loadCatalogue(path: string): Catalogue {
+  const files = statSync(path).isDirectory()
+    ? readdirSync(path)
+        .filter((name) => name.endsWith('.json') && name !== POPULAR_FILE)
+        .sort()
+        .map((name) => join(path, name))
+    : [path];
+  const references: Reference[] = [];
+  const origin = new Map<string, string>(); // key or alias → "file entry" for messages
+  for (const file of files) {
+    const entries = readJson(file);
+    if (!Array.isArray(entries)) throw new CatalogueError(`${basename(file)}: expected a JSON array of references`);
+    entries.forEach((entry, index) => {
+      const where = `${basename(file)} entry ${index}${typeof entry?.key === 'string' ? ` (${entry.key})` : ''}`;
+      const reference = validateEntry(entry, where);
+      claim(origin, reference.key, where, 'key');
+      for (const alias of reference.aliases) claim(origin, alias, where, 'alias');
+      references.push(reference);
+    });
+  }
+  if (references.length === 0) throw new CatalogueError('the catalogue holds no references');
+  // Listings follow the category order of the product (gold first), then file order.
+  references.sort((a, b) => CATEGORIES.indexOf(a.category) - CATEGORIES.indexOf(b.category));
+
+  const popularPath = statSync(path).isDirectory() ? join(path, POPULAR_FILE) : null;
+  const popular = popularPath && existsFile(popularPath) ? readPopular(popularPath, origin) : [];
+  return new Catalogue(references, popular);
+}
+
+function validateEntry(entry: unknown, where: string): Reference {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new CatalogueError(`${where}: not an object`);
+  const record = entry as Record<string, unknown>;
+  for (const field of FIELDS) {
+    if (record[field] === undefined) throw new CatalogueError(`${where}: missing field "${field}"`);
+  }
+  for (const field of ['key', 'title', 'title_en', 'description', 'unit', 'source_key'] as const) {
+    if (typeof record[field] !== 'string' || (record[field] as string).trim() === '') {
+      throw new CatalogueError(`${where}: field "${field}" must be a non-empty string`);
+    }
+  }
+  const key = record.key as string;
+  if (!KEY_PATTERN.test(key) || key !== key.toLowerCase()) throw new CatalogueError(`${where}: key "${key}" must be lowercase and match ${KEY_PATTERN}`);
+  if (!CATEGORIES.includes(record.category as Category)) {
+    throw new CatalogueError(`${where}: category must be one of ${CATEGORIES.join(', ')}`);
+  }
+  if (record.status !== 'active') throw new CatalogueError(`${where}: status must be "active"`);
+  const aliases = record.aliases;
+  if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')) throw new CatalogueError(`${where}: aliases must be an array of strings`);
+  for (const alias of aliases as string[]) {
+    if (!KEY_PATTERN.test(alias) || alias !== alias.toLowerCase()) throw new CatalogueError(`${where}: alias "${alias}" must be lowercase and match ${KEY_PATTERN}`);
+  }
+  return {
+    key,
+    title: record.title as string,
+    title_en: record.title_en as string,
+    description: record.description as string,
+    unit: record.unit as string,
+    category: record.category as Category,
+    source_key: record.source_key as string,
+    aliases: [...(aliases as string[])],
+    status: 'active',
+  };
+}
+
+function claim(origin: Map<string, string>, name: string, where: string, kind: 'key' | 'alias'): void {
+  const previous = origin.get(name);
+  if (previous) throw new CatalogueError(`${where}: ${kind} "${name}" is already used by ${previous}`);
+  origin.set(name, where);
+}
+
+function readPopular(path: string, origin: Map<string, string>): string[] {
+  const list = readJson(path);
+  if (!Array.isArray(list) || list.some((k) => typeof k !== 'string')) throw new CatalogueError(`${POPULAR_FILE}: expected an array of reference keys`);
+  const seen = new Set<string>();
+  for (const key of list as string[]) {
+    if (!origin.has(key)) throw new CatalogueError(`${POPULAR_FILE}: "${key}" is not a reference key`);
+    if (seen.has(key)) throw new CatalogueError(`${POPULAR_FILE}: "${key}" is listed twice`);
+    seen.add(key);
+  }
+  return list as string[];
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new CatalogueError(`${basename(file)}: ${(error as Error).message}`);
+  }
+}
+
+function existsFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,174 @@
+import type { Command } from 'commander';
+import { SERVICES, type PlanOverrides, type Service } from '../domain/plan.js';
+import type { Account } from '../store/accounts.js';
+import { withContext, type CliContext } from './context.js';
+import { printJson, printTable, UsageError } from './output.js';
+
+export const USERNAME = /^[a-z0-9][a-z0-9_.-]{2,31}$/;
+
+export function checkUsername(username: string): string {
+  if (!USERNAME.test(username)) throw new UsageError(`invalid username "${username}": 3-32 characters of a-z, 0-9, "_", "." or "-", starting with a letter or digit`);
+  return username;
+}
+
+export function checkPlan(context: CliContext, plan: string): string {
+  if (!context.plans.has(plan)) throw new UsageError(`unknown plan "${plan}" (plans: ${[...context.plans.keys()].join(', ')})`);
+  return plan;
+}
+
+export async function findAccount(context: CliContext, username: string): Promise<Account> {
+  const account = await context.store.accounts.find(checkUsername(username));
+  if (!account) throw new UsageError(`no account "${username}"`);
+  return account;
+}
+
+function accountRow(account: Account) {
+  return {
+    username: account.username,
+    plan: account.plan,
+    status: account.status,
+    references: account.references ? account.references.length : 'plan default',
+    origins: account.origins ? account.origins.join(',') : 'any',
+    overrides: account.overrides ? Object.entries(account.overrides).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('|') : v}`).join(' ') : '',
+  };
+}
+
+export function accountCommands(program: Command): void {
+  const accounts = program.command('accounts').description('manage accounts');
+
+  accounts
+    .command('add <username>')
+    .description('create an account on a plan')
+    .requiredOption('--plan <plan>', 'plan name (see `nerkh plans list`)')
+    .option('--json', 'machine-readable output')
+    .action((username: string, options: { plan: string; json?: boolean }) =>
+      withContext(async (context) => {
+        checkUsername(username);
+        checkPlan(context, options.plan);
+        if (await context.store.accounts.find(username)) throw new UsageError(`account "${username}" already exists`);
+        const account = await context.store.accounts.create(username, options.plan);
+        if (options.json) printJson(account);
+        else console.log(`account ${account.username} created on plan ${account.plan}`);
+      }),
+    );
+
+  accounts
+    .command('list')
+    .description('list accounts')
+    .option('--json', 'machine-readable output')
+    .action((options: { json?: boolean }) =>
+      withContext(async (context) => {
+        const list = await context.store.accounts.list();
+        if (options.json) printJson(list);
+        else printTable(list.map(accountRow), ['username', 'plan', 'status', 'references', 'origins', 'overrides']);
+      }),
+    );
+
+  accounts
+    .command('set <username>')
+    .description('change an account: plan, status, selected references, allowed origins, plan overrides')
+    .option('--plan <plan>', 'move to another plan')
+    .option('--status <status>', 'active or suspended')
+    .option('--references <keys>', 'comma-separated reference keys the account reads ("" for the plan default)')
+    .option('--origins <origins>', 'comma-separated browser origins allowed ("" for any)')
+    .option('--services <services>', `override: comma-separated services (${SERVICES.join(', ')})`)
+    .option('--max-references <n>', 'override: reference limit, or "unlimited"')
+    .option('--refresh-interval <seconds>', 'override: refresh interval in seconds (0 = live)')
+    .option('--requests-per-minute <n>', 'override: requests per minute')
+    .option('--requests-per-day <n>', 'override: requests per day, or "unlimited"')
+    .option('--clear-overrides', 'drop every per-account override')
+    .option('--json', 'machine-readable output')
+    .action((username: string, options: SetOptions) =>
+      withContext(async (context) => {
+        const account = await findAccount(context, username);
+        const changes: Parameters<typeof context.store.accounts.update>[1] = {};
+        if (options.plan !== undefined) changes.plan = checkPlan(context, options.plan);
+        if (options.status !== undefined) {
+          if (options.status !== 'active' && options.status !== 'suspended') throw new UsageError(`invalid status "${options.status}": active or suspended`);
+          changes.status = options.status;
+        }
+        if (options.references !== undefined) changes.references = parseReferences(context, options.references);
+        if (options.origins !== undefined) changes.origins = parseOrigins(options.origins);
+        const overrides = parseOverrides(options, options.clearOverrides ? {} : { ...(account.overrides ?? {}) });
+        if (overrides !== null) changes.overrides = Object.keys(overrides).length > 0 ? overrides : null;
+        if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give at least one option (see --help)');
+
+        const plan = context.plans.get(changes.plan ?? account.plan)!;
+        const limit = (changes.overrides ?? account.overrides)?.max_references ?? plan.max_references;
+        const selected = changes.references ?? account.references;
+        if (limit !== null && selected && selected.length > limit) throw new UsageError(`${selected.length} references selected but the plan allows ${limit}`);
+
+        const updated = (await context.store.accounts.update(username, changes))!;
+        if (options.json) printJson(updated);
+        else console.log(`account ${updated.username} updated: ${JSON.stringify(accountRow(updated))}`);
+      }),
+    );
+}
+
+interface SetOptions {
+  plan?: string;
+  status?: string;
+  references?: string;
+  origins?: string;
+  services?: string;
+  maxReferences?: string;
+  refreshInterval?: string;
+  requestsPerMinute?: string;
+  requestsPerDay?: string;
+  clearOverrides?: boolean;
+  json?: boolean;
+}
+
+function parseReferences(context: CliContext, list: string): string[] | null {
+  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) return null;
+  const keys = names.map((name) => {
+    const reference = context.catalogue.lookup(name);
+    if (!reference) throw new UsageError(`unknown reference "${name}"`);
+    return reference.key;
+  });
+  return [...new Set(keys)];
+}
+
+function parseOrigins(list: string): string[] | null {
+  const origins = list.split(',').map((s) => s.trim()).filter(Boolean);
+  if (origins.length === 0) return null;
+  for (const origin of origins) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new UsageError(`invalid origin "${origin}": expected scheme://host[:port]`);
+    }
+    if (url.origin !== origin) throw new UsageError(`invalid origin "${origin}": expected exactly ${url.origin}`);
+  }
+  return origins;
+}
+
+/** Per-account plan overrides; null when no override option was given. */
+function parseOverrides(options: SetOptions, base: PlanOverrides): PlanOverrides | null {
+  let touched = options.clearOverrides === true;
+  const count = (name: string, raw: string | undefined, min: number, unlimited: boolean): number | null | undefined => {
+    if (raw === undefined) return undefined;
+    touched = true;
+    if (unlimited && raw === 'unlimited') return null;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new UsageError(`invalid ${name} "${raw}": expected an integer ≥ ${min}${unlimited ? ' or "unlimited"' : ''}`);
+    return value;
+  };
+  const maxReferences = count('--max-references', options.maxReferences, 1, true);
+  if (maxReferences !== undefined) base.max_references = maxReferences;
+  const refresh = count('--refresh-interval', options.refreshInterval, 0, false);
+  if (refresh !== undefined && refresh !== null) base.refresh_interval_seconds = refresh;
+  const perMinute = count('--requests-per-minute', options.requestsPerMinute, 1, false);
+  if (perMinute !== undefined && perMinute !== null) base.requests_per_minute = perMinute;
+  const perDay = count('--requests-per-day', options.requestsPerDay, 1, true);
+  if (perDay !== undefined) base.requests_per_day = perDay;
+  if (options.services !== undefined) {
+    touched = true;
+    const services = options.services.split(',').map((s) => s.trim()).filter(Boolean);
+    for (const service of services) if (!SERVICES.includes(service as Service)) throw new UsageError(`unknown service "${service}" (services: ${SERVICES.join(', ')})`);
+    base.services = services as Service[];
+  }
+  return touched ? base : null;
+}

@@ -1,0 +1,38 @@
+import { Command, CommanderError } from 'commander';
+import { CatalogueError } from '../catalogue/load.js';
+import { ConfigError } from '../config.js';
+import { accountCommands } from './accounts.js';
+import { demoFeedCommand } from './demo-feed.js';
+import { keyCommands } from './keys.js';
+import { UsageError } from './output.js';
+import { planCommands } from './plans.js';
+
+const program = new Command('nerkh')
+  .description('Nerkh market rates service')
+  .showHelpAfterError(false)
+  .exitOverride()
+  .configureOutput({ outputError: (text, write) => write(text.split('\n')[0]!.replace(/^error: /, 'nerkh: ') + '\n') });
+
+program
+  .command('serve')
+  .description('run the HTTP service (config: NERKH_CONFIG or ./nerkh.config.json, else the built-in demo)')
+  .action(async () => {
+    const { serve } = await import('../server.js');
+    await serve();
+  });
+accountCommands(program);
+keyCommands(program);
+planCommands(program);
+demoFeedCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode);
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof CatalogueError) {
+    console.error(`nerkh: ${error.message}`);
+    process.exit(error instanceof UsageError ? 1 : 2);
+  }
+  console.error(`nerkh: ${(error as Error).message ?? String(error)}`);
+  process.exit(1);
+}

@@ -1,0 +1,86 @@
+export const SERVICES = ['catalogue', 'detail', 'status', 'webservice', 'usage', 'history', 'stream'] as const;
+export type Service = (typeof SERVICES)[number];
+
+/** What an account may use and how often. Plans are data: defaults below, merged with config. */
+export interface Plan {
+  name: string;
+  services: Service[];
+  /** null: unlimited. */
+  max_references: number | null;
+  /** The references an account gets when it selected none. */
+  default_references: string[];
+  /** 0: live. */
+  refresh_interval_seconds: number;
+  requests_per_minute: number;
+  /** null: unlimited. */
+  requests_per_day: number | null;
+}
+
+/** Any plan number may be overridden for one account. */
+export type PlanOverrides = Partial<Omit<Plan, 'name'>>;
+
+export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { default_reference_count: number | null }> = {
+  basic: {
+    name: 'basic',
+    services: ['catalogue', 'detail', 'usage'],
+    max_references: 50,
+    default_reference_count: 50,
+    refresh_interval_seconds: 60,
+    requests_per_minute: 60,
+    requests_per_day: 10_000,
+  },
+  pro: {
+    name: 'pro',
+    services: ['catalogue', 'detail', 'usage', 'status', 'webservice', 'history', 'stream'],
+    max_references: 150,
+    default_reference_count: 150,
+    refresh_interval_seconds: 10,
+    requests_per_minute: 600,
+    requests_per_day: 200_000,
+  },
+  enterprise: {
+    name: 'enterprise',
+    services: [...SERVICES],
+    max_references: null,
+    default_reference_count: null,
+    refresh_interval_seconds: 1,
+    requests_per_minute: 6_000,
+    requests_per_day: null,
+  },
+};
+
+/**
+ * The default plans with their default references taken from the catalogue's
+ * popularity order, then each configured plan merged over its default (or added).
+ */
+export function buildPlans(popular: readonly string[], configured: Record<string, Partial<Omit<Plan, 'name'>>> = {}): Map<string, Plan> {
+  const plans = new Map<string, Plan>();
+  for (const [name, { default_reference_count, ...plan }] of Object.entries(DEFAULT_PLANS)) {
+    const count = default_reference_count ?? popular.length;
+    plans.set(name, { ...plan, services: [...plan.services], default_references: popular.slice(0, count) });
+  }
+  for (const [name, overrides] of Object.entries(configured)) {
+    const base = plans.get(name) ?? {
+      ...DEFAULT_PLANS.basic!,
+      name,
+      default_references: popular.slice(0, DEFAULT_PLANS.basic!.default_reference_count ?? 50),
+    };
+    const merged: Plan = { ...base, ...overrides, name };
+    if (overrides.max_references !== undefined && overrides.default_references === undefined && merged.max_references !== null) {
+      merged.default_references = popular.slice(0, merged.max_references);
+    }
+    plans.set(name, stripCount(merged));
+  }
+  return plans;
+}
+
+function stripCount(plan: Plan & { default_reference_count?: unknown }): Plan {
+  const { default_reference_count: _ignored, ...rest } = plan;
+  return rest;
+}
+
+/** A plan with one account's overrides applied. */
+export function applyOverrides(plan: Plan, overrides: PlanOverrides | null): Plan {
+  if (!overrides || Object.keys(overrides).length === 0) return plan;
+  return { ...plan, ...overrides, name: plan.name };
+}

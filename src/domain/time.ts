@@ -1,0 +1,101 @@
+/**
+ * Timestamps in the configured zone, always with a numeric offset (never `Z`):
+ * `2026-11-21T14:03:07+03:30`. Offsets are looked up through Intl once per
+ * quarter hour of UTC time and cached, so formatting on the request path is
+ * string slicing only.
+ */
+const OFFSET_BUCKET_MS = 15 * 60 * 1000;
+const MAX_CACHED_BUCKETS = 4096;
+
+export class ZoneTime {
+  readonly timeZone: string;
+  private readonly offsetFormat: Intl.DateTimeFormat;
+  private readonly jalaliFormat: Intl.DateTimeFormat;
+  private readonly offsets = new Map<number, number>();
+  private lastSecond = -1;
+  private lastText = '';
+
+  constructor(timeZone: string) {
+    if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone: ${timeZone}`);
+    this.timeZone = timeZone;
+    this.offsetFormat = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
+    this.jalaliFormat = new Intl.DateTimeFormat('en-u-ca-persian-nu-latn', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    });
+  }
+
+  /** Offset of the zone from UTC at `ms`, in minutes (Tehran: 210). */
+  offsetMinutes(ms: number): number {
+    const bucket = Math.floor(ms / OFFSET_BUCKET_MS);
+    let offset = this.offsets.get(bucket);
+    if (offset === undefined) {
+      offset = parseGmtOffset(this.offsetFormat.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT');
+      if (this.offsets.size >= MAX_CACHED_BUCKETS) this.offsets.clear();
+      this.offsets.set(bucket, offset);
+    }
+    return offset;
+  }
+
+  /** ISO 8601 with a numeric offset, to the second. */
+  format(ms: number): string {
+    const second = Math.floor(ms / 1000);
+    if (second === this.lastSecond) return this.lastText;
+    const offset = this.offsetMinutes(ms);
+    const local = new Date(second * 1000 + offset * 60_000).toISOString().slice(0, 19);
+    const text = local + formatOffset(offset);
+    this.lastSecond = second;
+    this.lastText = text;
+    return text;
+  }
+
+  /** The calendar date (YYYY-MM-DD) in the zone: the day usage is counted under. */
+  day(ms: number): string {
+    return this.format(ms).slice(0, 10);
+  }
+
+  /** Solar Hijri (Jalali) date in the zone, `1405/08/30`. */
+  jalaliDate(ms: number): string {
+    const parts = this.jalaliFormat.formatToParts(ms);
+    const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+    return `${get('year')}/${get('month')}/${get('day')}`;
+  }
+}
+
+export function isValidTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function parseGmtOffset(text: string): number {
+  const match = /^GMT([+-])(\d{2}):?(\d{2})?$/.exec(text);
+  if (!match) return 0;
+  const minutes = Number(match[2]) * 60 + Number(match[3] ?? 0);
+  return match[1] === '-' ? -minutes : minutes;
+}
+
+function formatOffset(minutes: number): string {
+  const sign = minutes < 0 ? '-' : '+';
+  const abs = Math.abs(minutes);
+  const hh = String(Math.floor(abs / 60)).padStart(2, '0');
+  const mm = String(abs % 60).padStart(2, '0');
+  return `${sign}${hh}:${mm}`;
+}
+
+/** Human age, "5 seconds ago" style, for the status page. */
+export function formatAge(seconds: number): string {
+  if (seconds < 0) return 'just now';
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'} ago`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} minute${minutes === 1 ? '' : 's'} ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} hour${hours === 1 ? '' : 's'} ago`;
+  const days = Math.floor(hours / 24);
+  return `${days} days ago`;
+}

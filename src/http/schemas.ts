@@ -1,0 +1,119 @@
+import { Type } from '@sinclair/typebox';
+import { CATEGORIES } from '../domain/reference.js';
+import { ERROR_STATUS } from './errors.js';
+
+/** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
+
+const Timestamp = Type.String({ description: 'ISO 8601 with a numeric UTC offset in the configured zone', examples: ['2026-11-21T14:03:07+03:30'] });
+const State = Type.Union([Type.Literal('active'), Type.Literal('degraded'), Type.Literal('down')]);
+const Ok = { success: Type.Literal(true), status: Type.Literal('ok'), generated_at: Timestamp };
+
+export const ErrorSchema = Type.Object(
+  {
+    success: Type.Literal(false),
+    status: Type.Literal('error'),
+    generated_at: Timestamp,
+    error: Type.Union(Object.keys(ERROR_STATUS).map((code) => Type.Literal(code))),
+    message: Type.String(),
+    request_id: Type.String(),
+  },
+  { $id: 'Error', additionalProperties: false },
+);
+
+export const ReferenceSchema = Type.Object(
+  {
+    key: Type.String(),
+    title: Type.String({ description: 'Persian title' }),
+    title_en: Type.String(),
+    description: Type.String(),
+    unit: Type.String({ description: 'What the number is, e.g. ریال, USD/oz' }),
+    category: Type.Union(CATEGORIES.map((c) => Type.Literal(c))),
+    source_key: Type.String(),
+    aliases: Type.String({ description: 'Comma-separated alternative keys, "" when none' }),
+    status: Type.Literal('active'),
+  },
+  { $id: 'Reference', additionalProperties: false },
+);
+
+export const RateSchema = Type.Object(
+  {
+    key: Type.String(),
+    title: Type.String(),
+    value: Type.Union([Type.Number(), Type.Null()], { description: 'The price exactly as the source gave it; null when unavailable' }),
+    unit: Type.String(),
+    source_key: Type.String(),
+    updated_at: Type.Union([Timestamp, Type.Null()]),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable')]),
+    source: Type.Union([Type.String(), Type.Null()], { description: 'The source that supplied the value' }),
+    stale_seconds: Type.Optional(Type.Integer({ description: 'Age of a stale value in seconds' })),
+  },
+  { $id: 'Rate', additionalProperties: false },
+);
+
+export const CatalogueQuery = Type.Object(
+  {
+    category: Type.Optional(Type.Union(CATEGORIES.map((c) => Type.Literal(c)))),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Matches key, alias, title and title_en' })),
+  },
+  { additionalProperties: false },
+);
+
+export const CatalogueResponse = Type.Object(
+  { ...Ok, count: Type.Integer(), references: Type.Array(Type.Ref(ReferenceSchema)) },
+  { $id: 'CatalogueResponse', additionalProperties: false },
+);
+
+export const DetailParams = Type.Object({
+  keys: Type.String({ description: 'One to ten comma-separated reference keys or aliases', examples: ['usd_sell,coin_emami,gold_18k'] }),
+});
+
+export const DetailResponse = Type.Object(
+  {
+    ...Ok,
+    count: Type.Integer(),
+    rates: Type.Array(Type.Ref(RateSchema)),
+    meta: Type.Object(
+      {
+        max_keys: Type.Literal(10),
+        includes_prices: Type.Literal(true),
+        unknown_keys: Type.Array(Type.String()),
+        denied_keys: Type.Array(Type.String()),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: 'DetailResponse', additionalProperties: false },
+);
+
+export const StatusResponse = Type.Object(
+  {
+    ...Ok,
+    service: Type.Object({ state: State, message: Type.String() }, { additionalProperties: false }),
+    last_check: Type.Union([Timestamp, Type.Null()]),
+    last_update: Type.Union([Timestamp, Type.Null()]),
+    endpoints: Type.Array(Type.Object({ name: Type.String(), path: Type.String(), state: State }, { additionalProperties: false })),
+    sources: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          state: State,
+          last_update: Type.Union([Timestamp, Type.Null()]),
+          age_seconds: Type.Union([Type.Integer(), Type.Null()]),
+          age_text: Type.String(),
+          error: Type.Union([Type.String(), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { $id: 'StatusResponse', additionalProperties: false },
+);
+
+export const HealthResponse = Type.Object({ ...Ok }, { $id: 'HealthResponse', additionalProperties: false });
+
+/** Error responses an authenticated route may give. */
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorSchema)]));
+}
+
+export const SHARED_SCHEMAS = [ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];

@@ -1,0 +1,125 @@
+import type { Catalogue } from '../catalogue/catalogue.js';
+import { fnv1a } from '../domain/hash.js';
+import { serialiseRate } from '../domain/rate.js';
+import { resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
+import type { ZoneTime } from '../domain/time.js';
+import type { SourceMonitor } from '../sources/monitor.js';
+import type { PreparedRate, Snapshot } from './snapshot.js';
+
+const TICK_MS = 1000;
+
+/**
+ * Turns source data into snapshots: on every source change (coalesced) and
+ * once a second, because freshness and staleness move with the clock even
+ * when no source changes. A rebuild that changes no rate keeps the old
+ * snapshot, so ETags stay stable.
+ */
+export class RatesEngine {
+  private snapshot: Snapshot;
+  private readonly lastKnown = new Map<string, KnownValue>();
+  private readonly orderFor: (sources: SourceView[]) => SourceView[][];
+  private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
+  private ticker: NodeJS.Timeout | null = null;
+  private scheduled = false;
+
+  constructor(
+    private readonly catalogue: Catalogue,
+    private readonly monitor: SourceMonitor,
+    private readonly time: ZoneTime,
+    sourcePriority: Record<string, string[]> = {},
+  ) {
+    this.orderFor = priorityOrder(catalogue, monitor.names, sourcePriority);
+    this.snapshot = { version: 0, builtAt: Date.now(), rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
+  }
+
+  current(): Snapshot {
+    return this.snapshot;
+  }
+
+  onSnapshot(listener: (snapshot: Snapshot) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async start(): Promise<void> {
+    this.monitor.onChange(() => this.schedule());
+    await this.monitor.start();
+    this.rebuild();
+    this.ticker = setInterval(() => this.rebuild(), TICK_MS);
+    this.ticker.unref();
+  }
+
+  stop(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+    this.monitor.stop();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.rebuild();
+    });
+  }
+
+  /** Resolve every reference now; publish a new snapshot only if some rate changed. */
+  rebuild(now = Date.now()): Snapshot {
+    const previous = this.snapshot;
+    const ordered = this.orderFor(this.monitor.views());
+    const rates = new Map<string, PreparedRate>();
+    const counts = { ok: 0, stale: 0, unavailable: 0 };
+    let changed = previous.rates.size !== this.catalogue.size;
+    let lastUpdate: number | null = null;
+    const format = (ms: number) => this.time.format(ms);
+
+    this.catalogue.references.forEach((reference, index) => {
+      const rate = resolveRate(reference, ordered[index]!, now, this.lastKnown.get(reference.key));
+      counts[rate.status]++;
+      if (rate.value !== null && rate.source !== null && rate.updated_at !== null) {
+        this.lastKnown.set(reference.key, { value: { raw: rate.value, value: Number(rate.value), updatedAt: rate.updated_at }, source: rate.source });
+        if (lastUpdate === null || rate.updated_at > lastUpdate) lastUpdate = rate.updated_at;
+      }
+      const json = serialiseRate(rate, format);
+      const old = previous.rates.get(reference.key);
+      if (old && old.json === json) {
+        rates.set(reference.key, old);
+      } else {
+        changed = true;
+        rates.set(reference.key, { rate, json, hash: fnv1a(json) });
+      }
+    });
+
+    if (!changed) return previous;
+    this.snapshot = { version: previous.version + 1, builtAt: now, rates, lastUpdate, counts };
+    for (const listener of this.listeners) listener(this.snapshot);
+    return this.snapshot;
+  }
+}
+
+/**
+ * Each reference's sources in priority order: the configured order, or for a
+ * reference named in `source_priority`, its listed sources first and the rest
+ * after them in configured order (so a listing never drops a source).
+ * Returns a function from the monitor's views (configured order) to one
+ * ordered list per catalogue entry; references sharing an order share a list.
+ */
+function priorityOrder(catalogue: Catalogue, names: string[], sourcePriority: Record<string, string[]>) {
+  const indexOrders = catalogue.references.map((reference) => {
+    const listed = sourcePriority[reference.key];
+    if (!listed) return null;
+    const first = listed.map((name) => names.indexOf(name)).filter((i) => i >= 0);
+    const rest = names.map((_, i) => i).filter((i) => !first.includes(i));
+    return [...first, ...rest];
+  });
+  return (views: SourceView[]): SourceView[][] => {
+    const shared = new Map<string, SourceView[]>();
+    return indexOrders.map((order) => {
+      if (order === null) return views;
+      const id = order.join(',');
+      let list = shared.get(id);
+      if (!list) shared.set(id, (list = order.map((i) => views[i]!)));
+      return list;
+    });
+  };
+}

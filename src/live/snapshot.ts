@@ -1,0 +1,23 @@
+import type { Rate } from '../domain/rate.js';
+
+/** A rate serialised once, with a fingerprint for ETags. */
+export interface PreparedRate {
+  readonly rate: Rate;
+  readonly json: string;
+  readonly hash: number;
+}
+
+/**
+ * Every reference's current rate, immutable once built. Requests pick
+ * pre-serialised rates from here; nothing on the request path resolves or
+ * serialises a rate.
+ */
+export interface Snapshot {
+  readonly version: number;
+  /** Epoch ms of the build. */
+  readonly builtAt: number;
+  readonly rates: ReadonlyMap<string, PreparedRate>;
+  /** Newest `updated_at` of any rate (epoch ms), null before any data. */
+  readonly lastUpdate: number | null;
+  readonly counts: { readonly ok: number; readonly stale: number; readonly unavailable: number };
+}

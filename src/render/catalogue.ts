@@ -1,0 +1,65 @@
+import type { Catalogue } from '../catalogue/catalogue.js';
+import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
+import type { Category, Reference } from '../domain/reference.js';
+import type { Rendered } from './detail.js';
+
+interface Listing {
+  json: string;
+  count: number;
+  hash: number;
+}
+
+/**
+ * The catalogue response. Each reference is serialised once at start-up; the
+ * unfiltered and per-category listings are joined once too, so a request adds
+ * only the envelope. A `q` search filters on the fly.
+ */
+export class CatalogueRenderer {
+  private readonly entries: { reference: Reference; json: string; hash: number; haystack: string }[];
+  private readonly all: Listing;
+  private readonly byCategory = new Map<Category, Listing>();
+
+  constructor(catalogue: Catalogue) {
+    this.entries = catalogue.references.map((reference) => {
+      const json = JSON.stringify({
+        key: reference.key,
+        title: reference.title,
+        title_en: reference.title_en,
+        description: reference.description,
+        unit: reference.unit,
+        category: reference.category,
+        source_key: reference.source_key,
+        aliases: reference.aliases.join(','),
+        status: reference.status,
+      });
+      const haystack = [reference.key, ...reference.aliases, reference.title, reference.title_en].join('\n').toLowerCase();
+      return { reference, json, hash: fnv1a(json), haystack };
+    });
+    this.all = join(this.entries);
+    for (const entry of this.entries) {
+      if (!this.byCategory.has(entry.reference.category)) {
+        this.byCategory.set(entry.reference.category, join(this.entries.filter((e) => e.reference.category === entry.reference.category)));
+      }
+    }
+  }
+
+  render(generatedAt: string, category?: Category, q?: string): Rendered {
+    let listing = category ? this.byCategory.get(category) ?? EMPTY : this.all;
+    if (q !== undefined && q.trim() !== '') {
+      const needle = q.trim().toLowerCase();
+      listing = join(this.entries.filter((e) => (!category || e.reference.category === category) && e.haystack.includes(needle)));
+    }
+    const body = `{"success":true,"status":"ok","generated_at":"${generatedAt}","count":${listing.count},"references":[${listing.json}]}`;
+    return { body, etag: etagOf('c', listing.hash) };
+  }
+}
+
+const EMPTY: Listing = { json: '', count: 0, hash: 0 };
+
+function join(entries: { json: string; hash: number }[]): Listing {
+  return {
+    json: entries.map((e) => e.json).join(','),
+    count: entries.length,
+    hash: entries.reduce((h, e) => combineHash(h, e.hash), fnv1a(String(entries.length))),
+  };
+}

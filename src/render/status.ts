@@ -1,0 +1,83 @@
+import { etagOf, fnv1a } from '../domain/hash.js';
+import { formatAge, type ZoneTime } from '../domain/time.js';
+import type { Snapshot } from '../live/snapshot.js';
+import type { SourceHealth, SourceState } from '../sources/monitor.js';
+
+export interface EndpointState {
+  name: string;
+  path: string;
+  state: SourceState;
+}
+
+export interface ServiceStatus {
+  service: { state: SourceState; message: string };
+  last_check: number | null;
+  last_update: number | null;
+  endpoints: EndpointState[];
+  sources: SourceHealth[];
+}
+
+export const PUBLIC_ENDPOINTS = [
+  { name: 'catalogue', path: '/v1/rates' },
+  { name: 'detail', path: '/v1/rates/{keys}' },
+  { name: 'status', path: '/v1/status' },
+  { name: 'usage', path: '/v1/usage' },
+  { name: 'webservice', path: '/webservice/{username}' },
+] as const;
+
+/**
+ * Health of the whole service from its parts: rate endpoints are down with no
+ * usable data, degraded while some rate is served stale; the store-backed
+ * usage endpoint follows the store. The banner is "all services active" only
+ * when every endpoint and every source is active.
+ */
+export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], storeReachable: boolean): ServiceStatus {
+  const anyData = snapshot.counts.ok + snapshot.counts.stale > 0;
+  const rateState: SourceState = !anyData ? 'down' : snapshot.counts.stale > 0 ? 'degraded' : 'active';
+  const stateOf: Record<string, SourceState> = {
+    catalogue: 'active',
+    detail: rateState,
+    status: 'active',
+    usage: storeReachable ? 'active' : 'degraded',
+    webservice: rateState,
+  };
+  const endpoints = PUBLIC_ENDPOINTS.map(({ name, path }) => ({ name, path, state: stateOf[name]! }));
+  const troubled = [...endpoints, ...sources].filter((part) => part.state !== 'active');
+  let state: SourceState = 'active';
+  let message = 'all services active';
+  if (!anyData || (sources.length > 0 && sources.every((s) => s.state === 'down'))) {
+    state = 'down';
+    message = 'no live data available';
+  } else if (troubled.length > 0) {
+    state = 'degraded';
+    message = `degraded: ${troubled.map((part) => `${part.name} ${part.state}`).join(', ')}`;
+  }
+  const checks = sources.map((s) => s.last_check).filter((t): t is number => t !== null);
+  return {
+    service: { state, message },
+    last_check: checks.length > 0 ? Math.max(...checks) : null,
+    last_update: snapshot.lastUpdate,
+    endpoints,
+    sources,
+  };
+}
+
+export function renderStatus(status: ServiceStatus, time: ZoneTime, generatedAt: string) {
+  const at = (ms: number | null) => (ms === null ? null : time.format(ms));
+  const payload = {
+    service: status.service,
+    last_check: at(status.last_check),
+    last_update: at(status.last_update),
+    endpoints: status.endpoints,
+    sources: status.sources.map((s) => ({
+      name: s.name,
+      state: s.state,
+      last_update: at(s.last_update),
+      age_seconds: s.age_seconds,
+      age_text: s.age_seconds === null ? 'never' : formatAge(s.age_seconds),
+      error: s.error,
+    })),
+  };
+  const inner = JSON.stringify(payload).slice(1);
+  return { body: `{"success":true,"status":"ok","generated_at":"${generatedAt}",${inner}`, etag: etagOf('s', fnv1a(inner)) };
+}

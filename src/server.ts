@@ -1,0 +1,47 @@
+import { loadConfig } from './config.js';
+import { startRuntime } from './runtime.js';
+
+const DRAIN_LIMIT_MS = 9_000;
+
+/**
+ * `nerkh serve`: the only code that listens. On SIGTERM/SIGINT it stops
+ * accepting, lets in-flight requests finish, flushes and exits 0 within 10 s.
+ */
+export async function serve(): Promise<void> {
+  const started = Date.now();
+  const config = loadConfig();
+  const runtime = await startRuntime(config);
+  const address = await runtime.app.listen({ port: config.port, host: config.host });
+  console.log(`nerkh listening on ${address} (ready in ${Date.now() - started} ms)`);
+  console.log(`  status page: ${address}/status   docs: ${address}/docs`);
+  if (config.demo) console.log(`  demo sources under ${config.dataDir}/demo`);
+  if (runtime.demoKey) {
+    console.log(`  demo account "demo" (plan pro) created; its API key, shown once:`);
+    console.log(`  ${runtime.demoKey}`);
+    console.log(`  try: curl -H 'x-api-key: ${runtime.demoKey}' ${address}/v1/rates/usd_free,coin_emami,gold_18k`);
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`nerkh: ${signal} received, draining`);
+    const force = setTimeout(() => {
+      console.error('nerkh: drain took too long; exiting');
+      process.exit(0);
+    }, DRAIN_LIMIT_MS);
+    force.unref();
+    runtime
+      .close()
+      .then(() => {
+        console.log('nerkh: stopped');
+        process.exit(0);
+      })
+      .catch((error: Error) => {
+        console.error(`nerkh: error while stopping: ${error.message}`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

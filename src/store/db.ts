@@ -1,0 +1,56 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { StaticMigrationProvider } from './migrations.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface StoreOptions {
+  /** PostgreSQL URL; null for the embedded SQLite file in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** PostgreSQL schema to work in (created if missing); lets test runs never collide. */
+  schema?: string;
+}
+
+// bigint columns hold epoch milliseconds and counters, well inside 2^53.
+pg.types.setTypeParser(20, (value: string) => Number(value));
+
+export interface Connection {
+  db: Kysely<Database>;
+  dialect: Dialect;
+}
+
+export function connect(options: StoreOptions): Connection {
+  if (options.databaseUrl) {
+    const schema = options.schema;
+    if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4 });
+    if (schema) {
+      pool.on('connect', (client) => {
+        void client.query(`create schema if not exists ${schema}; set search_path to ${schema}`);
+      });
+    }
+    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres' };
+  }
+  mkdirSync(options.dataDir, { recursive: true });
+  const database = new Sqlite(join(options.dataDir, 'nerkh.sqlite'));
+  // WAL lets the CLI write while the server reads; the busy timeout rides out the other process's writes.
+  database.pragma('journal_mode = WAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  database.pragma('synchronous = NORMAL');
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite' };
+}
+
+export async function migrate(connection: Connection): Promise<void> {
+  const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
+  }
+}

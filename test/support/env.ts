@@ -1,0 +1,65 @@
+import { mkdtempSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUNDLED_CATALOGUE, type AppConfig } from '../../src/config.js';
+import type { SourceConfig } from '../../src/sources/monitor.js';
+
+/** A fresh folder under the system temp dir, removed by `cleanup`. */
+export function tempDir(prefix = 'nerkh-test-'): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Write a source document atomically, as a well-behaved feeder would. */
+export function writeSource(path: string, items: Record<string, number | { value: number; updated_at?: string }>, updatedAt: Date | string | null = new Date()): void {
+  const doc: Record<string, unknown> = { items };
+  if (updatedAt !== null) doc.updated_at = typeof updatedAt === 'string' ? updatedAt : updatedAt.toISOString();
+  writeRaw(path, JSON.stringify(doc));
+}
+
+export function writeRaw(path: string, text: string): void {
+  const temporary = `${path}.tmp`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, path);
+}
+
+export function fileSources(dir: string, names: string[], maxAgeSeconds = 300): SourceConfig[] {
+  mkdirSync(dir, { recursive: true });
+  return names.map((name) => ({ name, type: 'file', path: join(dir, `${name}.json`), max_age_seconds: maxAgeSeconds, poll_seconds: 0.2, timeout_seconds: 5 }));
+}
+
+/** A full config as `loadConfig` would build it, for tests that assemble the runtime in process. */
+export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}): AppConfig {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    databaseUrl: null,
+    redisUrl: null,
+    logLevel: 'silent',
+    configPath: null,
+    demo: false,
+    sources: fileSources(join(dataDir, 'sources'), ['alpha', 'beta']),
+    sourcePriority: {},
+    cataloguePath: BUNDLED_CATALOGUE,
+    plans: {},
+    timezone: 'Asia/Tehran',
+    ...overrides,
+  };
+}
+
+/** Poll `check` until it returns a truthy value or `timeoutMs` passes. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
