@@ -10,6 +10,8 @@ import { ApiError } from './http/errors.js';
 import { operationalRoutes } from './http/routes/operational.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
+import { usageRoutes } from './http/routes/usage.js';
+import { webserviceRoutes } from './http/routes/webservice.js';
 import { SHARED_SCHEMAS } from './http/schemas.js';
 
 export type { AppDeps } from './http/deps.js';
@@ -79,6 +81,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(ratesRoutes(deps));
   await app.register(statusRoutes(deps));
+  await app.register(webserviceRoutes(deps));
+  await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   return app;

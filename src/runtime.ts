@@ -9,6 +9,10 @@ import { createMetrics } from './http/metrics.js';
 import { RatesEngine } from './live/engine.js';
 import { SnapshotHistory } from './live/history.js';
 import { CatalogueRenderer } from './render/catalogue.js';
+import { LegacyRenderer } from './render/legacy.js';
+import { UsageMeter } from './usage/meter.js';
+import { MemoryLimiter } from './access/limiter/memory.js';
+import { FailedAttempts } from './access/failed-attempts.js';
 import { SourceMonitor } from './sources/monitor.js';
 import { checkPlans } from './plans.js';
 import { Store } from './store/store.js';
@@ -19,13 +23,19 @@ const STORE_CHECK_MS = 2000;
 export interface Runtime {
   app: FastifyInstance;
   store: Store;
+  directory: AccessDirectory;
   /** The key of the demo account, when this start created it. */
   demoKey: string | null;
-  close(): Promise<void>;
+  close(options?: { dropSchema?: boolean }): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** PostgreSQL schema to work in: lets test runs share one database without colliding. */
+  schema?: string;
 }
 
 /** Assemble the service from its config: data, sources, store, access, HTTP. Nothing listens yet. */
-export async function startRuntime(config: AppConfig, log: (line: string) => void = console.log): Promise<Runtime> {
+export async function startRuntime(config: AppConfig, log: (line: string) => void = console.log, options: RuntimeOptions = {}): Promise<Runtime> {
   const time = new ZoneTime(config.timezone);
   const catalogue = loadCatalogue(config.cataloguePath);
   const plans = buildPlans(catalogue.popular, config.plans);
@@ -34,7 +44,7 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
   const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, log) : null;
   feeder?.start();
 
-  const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema });
   let storeReachable = true;
   const storeCheck = setInterval(() => void store.ping().then((ok) => (storeReachable = ok)), STORE_CHECK_MS);
   storeCheck.unref();
@@ -52,31 +62,42 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
   await directory.load();
   directory.start();
 
+  const meter = new UsageMeter(store.usage, store.keys, time, (error) => log(`usage flush failed (kept for the next try): ${(error as Error).message}`));
+  meter.start();
+
   const sourceHealth = (now: number) => monitor.health(now);
   const metrics = createMetrics(sourceHealth, () => snapshots);
   const app = await buildApp({
     time,
     catalogue,
     catalogueRenderer: new CatalogueRenderer(catalogue),
+    legacyRenderer: new LegacyRenderer(catalogue),
     snapshots,
     sourceHealth,
     storeReachable: () => storeReachable,
     directory,
     metrics,
+    limiter: new MemoryLimiter(time),
+    failedAttempts: new FailedAttempts(),
+    meter,
+    usage: store.usage,
     logLevel: config.logLevel,
   });
 
   return {
     app,
     store,
+    directory,
     demoKey,
-    async close() {
+    async close(closeOptions = {}) {
       await app.close();
+      // After the last in-flight request: every request served is counted.
+      await meter.stop();
       clearInterval(storeCheck);
       directory.stop();
       engine.stop();
       feeder?.stop();
-      await store.close();
+      await store.close(closeOptions);
     },
   };
 }

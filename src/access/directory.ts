@@ -2,6 +2,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { applyOverrides, type Plan, type Service } from '../domain/plan.js';
 import type { Account } from '../store/accounts.js';
 import type { Store } from '../store/store.js';
+import type { LimitSpec } from './limiter/limiter.js';
 
 /** Everything a request needs to know of an account, built once per reload, shared by its keys. */
 export interface AccountAccess {
@@ -14,6 +15,8 @@ export interface AccountAccess {
   allowance: ReadonlySet<string> | null;
   /** Allowed browser origins; null: any. */
   origins: ReadonlySet<string> | null;
+  /** The plan's request limits, as the limiter takes them (built once, not per request). */
+  limits: LimitSpec;
 }
 
 export interface KeyAccess {
@@ -110,6 +113,7 @@ export class AccessDirectory {
       services: new Set(plan.services),
       allowance: allowanceFor(plan, account.references, this.catalogue),
       origins: account.origins && account.origins.length > 0 ? new Set(account.origins) : null,
+      limits: { perMinute: plan.requests_per_minute, perDay: plan.requests_per_day },
     };
   }
 }

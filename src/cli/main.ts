@@ -6,6 +6,7 @@ import { demoFeedCommand } from './demo-feed.js';
 import { keyCommands } from './keys.js';
 import { UsageError } from './output.js';
 import { planCommands } from './plans.js';
+import { usageCommand } from './usage.js';
 
 const program = new Command('nerkh')
   .description('Nerkh market rates service')
@@ -23,6 +24,7 @@ program
 accountCommands(program);
 keyCommands(program);
 planCommands(program);
+usageCommand(program);
 demoFeedCommand(program);
 
 try {

@@ -38,3 +38,12 @@ export function serialiseRate(rate: Rate, formatTime: (ms: number) => string): s
   if (rate.stale_seconds !== undefined) json += `,"stale_seconds":${rate.stale_seconds}`;
   return json + '}';
 }
+
+/** The legacy feed's entry for a rate, with the Jalali date of its update. */
+export function serialiseLegacyEntry(rate: Rate, time: { format(ms: number): string; jalaliDate(ms: number): string }): string {
+  const at = rate.updated_at;
+  return (
+    `{"title":${JSON.stringify(rate.title)},"value":${rate.value ?? 'null'},"unit":${JSON.stringify(rate.unit)}` +
+    `,"updated_at":${at === null ? 'null' : JSON.stringify(time.format(at))},"date_jalali":${at === null ? 'null' : JSON.stringify(time.jalaliDate(at))}}`
+  );
+}

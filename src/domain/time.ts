@@ -6,12 +6,14 @@
  */
 const OFFSET_BUCKET_MS = 15 * 60 * 1000;
 const MAX_CACHED_BUCKETS = 4096;
+const DAY_MS = 86_400_000;
 
 export class ZoneTime {
   readonly timeZone: string;
   private readonly offsetFormat: Intl.DateTimeFormat;
   private readonly jalaliFormat: Intl.DateTimeFormat;
   private readonly offsets = new Map<number, number>();
+  private readonly jalaliDays = new Map<string, string>();
   private lastSecond = -1;
   private lastText = '';
 
@@ -56,11 +58,26 @@ export class ZoneTime {
     return this.format(ms).slice(0, 10);
   }
 
-  /** Solar Hijri (Jalali) date in the zone, `1405/08/30`. */
+  /** Epoch ms of the first midnight in the zone after `ms`: when a usage or limit day ends. */
+  nextMidnight(ms: number): number {
+    const local = ms + this.offsetMinutes(ms) * 60_000;
+    const nextLocalMidnight = local - (((local % DAY_MS) + DAY_MS) % DAY_MS) + DAY_MS;
+    const guess = nextLocalMidnight - this.offsetMinutes(ms) * 60_000;
+    // Across an offset change the midnight moves by the change; re-read the offset there.
+    return nextLocalMidnight - this.offsetMinutes(guess) * 60_000;
+  }
+
+  /** Solar Hijri (Jalali) date in the zone, `1405/08/30`; cached per calendar day. */
   jalaliDate(ms: number): string {
+    const day = this.day(ms);
+    const cached = this.jalaliDays.get(day);
+    if (cached) return cached;
     const parts = this.jalaliFormat.formatToParts(ms);
     const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-    return `${get('year')}/${get('month')}/${get('day')}`;
+    const text = `${get('year')}/${get('month')}/${get('day')}`;
+    if (this.jalaliDays.size >= MAX_CACHED_BUCKETS) this.jalaliDays.clear();
+    this.jalaliDays.set(day, text);
+    return text;
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KeyAccess } from '../access/directory.js';
 import type { Service } from '../domain/plan.js';
+import type { ErrorCode } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -10,6 +11,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated key, set by the access hook on keyed routes. */
     access: KeyAccess | null;
+    /** The error code sent, for the usage error log. */
+    failure: ErrorCode | null;
   }
 }
 

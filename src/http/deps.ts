@@ -1,8 +1,13 @@
 import type { AccessDirectory } from '../access/directory.js';
+import type { FailedAttempts } from '../access/failed-attempts.js';
+import type { Limiter } from '../access/limiter/limiter.js';
+import type { UsageRepository } from '../store/usage.js';
+import type { UsageMeter } from '../usage/meter.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { CatalogueRenderer } from '../render/catalogue.js';
+import type { LegacyRenderer } from '../render/legacy.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import type { Metrics } from './metrics.js';
 
@@ -11,11 +16,16 @@ export interface AppDeps {
   time: ZoneTime;
   catalogue: Catalogue;
   catalogueRenderer: CatalogueRenderer;
+  legacyRenderer: LegacyRenderer;
   snapshots: SnapshotHistory;
   sourceHealth(now: number): SourceHealth[];
   /** Last result of the periodic store check. */
   storeReachable(): boolean;
   directory: AccessDirectory;
   metrics: Metrics;
+  limiter: Limiter;
+  failedAttempts: FailedAttempts;
+  meter: UsageMeter;
+  usage: UsageRepository;
   logLevel?: string;
 }

@@ -5,6 +5,7 @@ import { ApiError, DEFAULT_MESSAGES, errorBody, type ErrorCode } from './errors.
 
 /** Write the error envelope: `no-store`, JSON, the request id, plus any headers the error carries. */
 export function sendError(reply: FastifyReply, error: ApiError, time: ZoneTime, requestId: string): FastifyReply {
+  reply.request.failure = error.code;
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply
     .code(error.statusCode)

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { CATEGORIES } from '../domain/reference.js';
 import { ERROR_STATUS } from './errors.js';
 
@@ -116,4 +116,43 @@ export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorSchema)]));
 }
 
-export const SHARED_SCHEMAS = [ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
+export const SHARED_SCHEMAS: TSchema[] = [ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
+
+export const WebserviceParams = Type.Object({ username: Type.String({ description: 'The account the key belongs to' }) });
+
+export const LegacyEntrySchema = Type.Object(
+  {
+    title: Type.String(),
+    value: Type.Union([Type.Number(), Type.Null()]),
+    unit: Type.String(),
+    updated_at: Type.Union([Timestamp, Type.Null()]),
+    date_jalali: Type.Union([Type.String({ description: 'Solar Hijri date, YYYY/MM/DD' }), Type.Null()]),
+  },
+  { $id: 'LegacyEntry', additionalProperties: false },
+);
+
+export const WebserviceResponse = Type.Object(
+  { ...Ok, server_time: Type.Integer({ description: 'Unix seconds' }) },
+  { $id: 'WebserviceResponse', additionalProperties: Type.Ref(LegacyEntrySchema), description: 'Flat legacy shape: one property per allowed reference key' },
+);
+
+export const UsageQuery = Type.Object(
+  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 30 })) },
+  { additionalProperties: false },
+);
+
+export const UsageResponse = Type.Object(
+  {
+    ...Ok,
+    account: Type.String(),
+    plan: Type.String(),
+    daily: Type.Array(Type.Object({ date: Type.String(), requests: Type.Integer(), errors: Type.Integer() }, { additionalProperties: false })),
+    services: Type.Array(Type.Object({ service: Type.String(), requests: Type.Integer(), share: Type.Number() }, { additionalProperties: false })),
+    errors: Type.Array(
+      Type.Object({ at: Timestamp, service: Type.String(), path: Type.String(), http_status: Type.Integer(), error: Type.String() }, { additionalProperties: false }),
+    ),
+  },
+  { $id: 'UsageResponse', additionalProperties: false },
+);
+
+SHARED_SCHEMAS.push(LegacyEntrySchema, WebserviceResponse, UsageResponse);

@@ -1,6 +1,6 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { fnv1a } from '../domain/hash.js';
-import { serialiseRate } from '../domain/rate.js';
+import { serialiseLegacyEntry, serialiseRate } from '../domain/rate.js';
 import { resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SourceMonitor } from '../sources/monitor.js';
@@ -86,7 +86,7 @@ export class RatesEngine {
         rates.set(reference.key, old);
       } else {
         changed = true;
-        rates.set(reference.key, { rate, json, hash: fnv1a(json) });
+        rates.set(reference.key, { rate, json, legacy: serialiseLegacyEntry(rate, this.time), hash: fnv1a(json) });
       }
     });
 

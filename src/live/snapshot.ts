@@ -4,6 +4,8 @@ import type { Rate } from '../domain/rate.js';
 export interface PreparedRate {
   readonly rate: Rate;
   readonly json: string;
+  /** The entry of the legacy per-user feed: `{"title","value","unit","updated_at","date_jalali"}`. */
+  readonly legacy: string;
   readonly hash: number;
 }
 

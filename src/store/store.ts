@@ -2,15 +2,21 @@ import { sql } from 'kysely';
 import { AccountRepository } from './accounts.js';
 import { connect, migrate, type Connection, type StoreOptions } from './db.js';
 import { KeyRepository } from './keys.js';
+import { UsageRepository } from './usage.js';
 
 /** The persistent store, whichever dialect: repositories over one connection. */
 export class Store {
   readonly accounts: AccountRepository;
   readonly keys: KeyRepository;
+  readonly usage: UsageRepository;
 
-  private constructor(readonly connection: Connection) {
+  private constructor(
+    readonly connection: Connection,
+    private readonly schema: string | undefined,
+  ) {
     this.accounts = new AccountRepository(connection.db);
     this.keys = new KeyRepository(connection.db);
+    this.usage = new UsageRepository(connection.db);
   }
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -21,7 +27,7 @@ export class Store {
       await connection.db.destroy();
       throw error;
     }
-    return new Store(connection);
+    return new Store(connection, options.schema);
   }
 
   get dialect() {
@@ -38,7 +44,11 @@ export class Store {
     }
   }
 
-  async close(): Promise<void> {
+  /** Close the connection; `dropSchema` removes a PostgreSQL schema made for one test run. */
+  async close(options: { dropSchema?: boolean } = {}): Promise<void> {
+    if (options.dropSchema && this.schema && this.dialect === 'postgres') {
+      await sql.raw(`drop schema if exists ${this.schema} cascade`).execute(this.connection.db);
+    }
     await this.connection.db.destroy();
   }
 }

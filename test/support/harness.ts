@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { AppConfig } from '../../src/config.js';
+import { startRuntime, type Runtime } from '../../src/runtime.js';
+import { hashKey } from '../../src/access/key-material.js';
+import type { Store } from '../../src/store/store.js';
+import { eventually, tempDir, testConfig, writeSource } from './env.js';
+
+/** Source keys of a few well-known references, as the bundled catalogue has them. */
+export const SAMPLE = {
+  usd_free: 'ir_fx_free_usd',
+  coin_emami: 'ir_coin_emami',
+  gold_18k: 'ir_gold_18k_gram',
+  gold_ounce: 'intl_xau_usd_spot',
+  eur_free: 'ir_fx_free_eur',
+} as const;
+
+export interface Harness {
+  app: FastifyInstance;
+  store: Store;
+  runtime: Runtime;
+  dataDir: string;
+  config: AppConfig;
+  /** Create an account (plan, optional overrides) and return a fresh key for it, live in the directory. */
+  keyFor(username: string, plan?: string, changes?: Parameters<Store['accounts']['update']>[1]): Promise<{ key: string; id: string; accountId: string }>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  config?: Partial<AppConfig>;
+  /** A PostgreSQL URL; each harness gets its own schema. */
+  databaseUrl?: string | null;
+}
+
+/**
+ * The real service assembled in process: real SQLite (or PostgreSQL) store,
+ * real source files, real snapshots. Tests talk to it through `app.inject`.
+ */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = tempDir();
+  const config = testConfig(dir.path, options.config ?? {});
+  for (const source of config.sources) {
+    if (source.type === 'file') {
+      writeSource(source.path!, Object.fromEntries(Object.values(SAMPLE).map((sourceKey, i) => [sourceKey, 1000 * (i + 1) + (source.name === 'alpha' ? 1 : 2)])));
+    }
+  }
+  const schema = options.databaseUrl ? `nerkh_t_${process.pid}_${Math.floor(Math.random() * 1e9)}` : undefined;
+  const runtime = await startRuntime({ ...config, databaseUrl: options.databaseUrl ?? null }, () => {}, { schema });
+  const store = runtime.store;
+  return {
+    app: runtime.app,
+    store,
+    runtime,
+    dataDir: dir.path,
+    config,
+    async keyFor(username, plan = 'enterprise', changes) {
+      const account = await store.accounts.create(username, plan);
+      if (changes) await store.accounts.update(username, changes);
+      const issued = await store.keys.issue(account.id);
+      await eventually(async () => {
+        await runtime.directory.poll();
+        return runtime.directory.lookup(hashKey(issued.key));
+      }, 3000);
+      return { key: issued.key, id: issued.id, accountId: account.id };
+    },
+    async close() {
+      await runtime.close({ dropSchema: schema !== undefined });
+      dir.cleanup();
+    },
+  };
+}
+
+export const POSTGRES_URL = process.env.NERKH_TEST_DATABASE_URL || null;
+
+/** The dialects a store-backed suite runs against: SQLite always, PostgreSQL when configured. */
+export const DIALECTS: { name: string; databaseUrl: string | null }[] = [
+  { name: 'sqlite', databaseUrl: null },
+  ...(POSTGRES_URL ? [{ name: 'postgres', databaseUrl: POSTGRES_URL }] : []),
+];
+
+export function json(response: { body: string }): Record<string, unknown> {
+  return JSON.parse(response.body) as Record<string, unknown>;
+}
+
+export { join };
