@@ -14,7 +14,7 @@ import { UsageMeter } from './usage/meter.js';
 import { MemoryLimiter } from './access/limiter/memory.js';
 import { FailedAttempts } from './access/failed-attempts.js';
 import { SourceMonitor } from './sources/monitor.js';
-import { checkPlans } from './plans.js';
+import { checkAgainstCatalogue } from './config-checks.js';
 import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
 
@@ -39,7 +39,7 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
   const time = new ZoneTime(config.timezone);
   const catalogue = loadCatalogue(config.cataloguePath);
   const plans = buildPlans(catalogue.popular, config.plans);
-  checkPlans(plans, catalogue);
+  const sourcePriority = checkAgainstCatalogue(config, plans, catalogue);
 
   const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, log) : null;
   feeder?.start();
@@ -52,7 +52,7 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
   const demoKey = config.demo ? await ensureDemoAccount(store) : null;
 
   const monitor = new SourceMonitor(config.sources);
-  const engine = new RatesEngine(catalogue, monitor, time, config.sourcePriority);
+  const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
   await engine.start();
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
   const snapshots = new SnapshotHistory(engine.current(), longest);

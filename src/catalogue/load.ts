@@ -22,6 +22,7 @@ export function loadCatalogue(path: string): Catalogue {
     : [path];
   const references: Reference[] = [];
   const origin = new Map<string, string>(); // key or alias → "file entry" for messages
+  const canonical = new Map<string, string>(); // key or alias → key
   for (const file of files) {
     const entries = readJson(file);
     if (!Array.isArray(entries)) throw new CatalogueError(`${basename(file)}: expected a JSON array of references`);
@@ -30,6 +31,7 @@ export function loadCatalogue(path: string): Catalogue {
       const reference = validateEntry(entry, where);
       claim(origin, reference.key, where, 'key');
       for (const alias of reference.aliases) claim(origin, alias, where, 'alias');
+      for (const name of [reference.key, ...reference.aliases]) canonical.set(name, reference.key);
       references.push(reference);
     });
   }
@@ -38,7 +40,7 @@ export function loadCatalogue(path: string): Catalogue {
   references.sort((a, b) => CATEGORIES.indexOf(a.category) - CATEGORIES.indexOf(b.category));
 
   const popularPath = statSync(path).isDirectory() ? join(path, POPULAR_FILE) : null;
-  const popular = popularPath && existsFile(popularPath) ? readPopular(popularPath, origin) : [];
+  const popular = popularPath && existsFile(popularPath) ? readPopular(popularPath, canonical) : [];
   return new Catalogue(references, popular);
 }
 
@@ -83,16 +85,18 @@ function claim(origin: Map<string, string>, name: string, where: string, kind: '
   origin.set(name, where);
 }
 
-function readPopular(path: string, origin: Map<string, string>): string[] {
+/** The popularity order, as canonical keys; an alias stands for its reference. */
+function readPopular(path: string, canonical: Map<string, string>): string[] {
   const list = readJson(path);
   if (!Array.isArray(list) || list.some((k) => typeof k !== 'string')) throw new CatalogueError(`${POPULAR_FILE}: expected an array of reference keys`);
-  const seen = new Set<string>();
-  for (const key of list as string[]) {
-    if (!origin.has(key)) throw new CatalogueError(`${POPULAR_FILE}: "${key}" is not a reference key`);
-    if (seen.has(key)) throw new CatalogueError(`${POPULAR_FILE}: "${key}" is listed twice`);
-    seen.add(key);
+  const keys: string[] = [];
+  for (const name of list as string[]) {
+    const key = canonical.get(name);
+    if (!key) throw new CatalogueError(`${POPULAR_FILE}: "${name}" is not a reference key`);
+    if (keys.includes(key)) throw new CatalogueError(`${POPULAR_FILE}: "${name}" is listed twice`);
+    keys.push(key);
   }
-  return list as string[];
+  return keys;
 }
 
 function readJson(file: string): unknown {

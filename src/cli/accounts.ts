@@ -89,12 +89,13 @@ export function accountCommands(program: Command): void {
         }
         if (options.references !== undefined) changes.references = parseReferences(context, options.references);
         if (options.origins !== undefined) changes.origins = parseOrigins(options.origins);
-        const overrides = parseOverrides(options, options.clearOverrides ? {} : { ...(account.overrides ?? {}) });
-        if (overrides !== null) changes.overrides = Object.keys(overrides).length > 0 ? overrides : null;
+        const newOverrides = parseOverrides(options, options.clearOverrides ? {} : { ...(account.overrides ?? {}) });
+        if (newOverrides !== null) changes.overrides = Object.keys(newOverrides).length > 0 ? newOverrides : null;
         if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give at least one option (see --help)');
 
         const plan = context.plans.get(changes.plan ?? account.plan)!;
-        const limit = (changes.overrides ?? account.overrides)?.max_references ?? plan.max_references;
+        const overrides = changes.overrides !== undefined ? changes.overrides : account.overrides;
+        const limit = overrides && 'max_references' in overrides ? (overrides.max_references ?? null) : plan.max_references;
         const selected = changes.references ?? account.references;
         if (limit !== null && selected && selected.length > limit) throw new UsageError(`${selected.length} references selected but the plan allows ${limit}`);
 

@@ -1,4 +1,5 @@
 import { loadCatalogue } from '../catalogue/load.js';
+import { checkAgainstCatalogue } from '../config-checks.js';
 import { loadConfig, type AppConfig } from '../config.js';
 import { buildPlans, type Plan } from '../domain/plan.js';
 import { ZoneTime } from '../domain/time.js';
@@ -18,6 +19,7 @@ export async function withContext<T>(work: (context: CliContext) => Promise<T>):
   const config = loadConfig();
   const catalogue = loadCatalogue(config.cataloguePath);
   const plans = buildPlans(catalogue.popular, config.plans);
+  checkAgainstCatalogue(config, plans, catalogue);
   const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     return await work({ config, catalogue, plans, store, time: new ZoneTime(config.timezone) });

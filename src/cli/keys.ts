@@ -1,20 +1,29 @@
 import type { Command } from 'commander';
+import { isCalendarDate, parseIsoDateTime, type ZoneTime } from '../domain/time.js';
 import { findAccount } from './accounts.js';
 import { withContext } from './context.js';
 import { printJson, printTable, UsageError } from './output.js';
 
-/** `--expires`: an ISO date or date-time, or a span from now such as 30d, 12h, 90m. */
-export function parseExpiry(text: string, now = Date.now()): number {
+/**
+ * `--expires`: a span from now (30d, 12h, 90m), an ISO date (00:00 of that day in the
+ * configured zone), or a date-time (with a zone, or in the configured zone without one).
+ */
+export function parseExpiry(text: string, time: ZoneTime, now = Date.now()): number {
   const span = /^(\d{1,6})([mhd])$/.exec(text);
-  if (span) return now + Number(span[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[span[2] as 'm' | 'h' | 'd'];
-  if (/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)) {
-    const at = Date.parse(text);
-    if (Number.isFinite(at)) {
-      if (at <= now) throw new UsageError(`--expires ${text} is in the past`);
-      return at;
-    }
+  let at: number | null = null;
+  if (span) {
+    if (Number(span[1]) < 1) throw new UsageError(`invalid --expires "${text}": a span must be at least 1`);
+    at = now + Number(span[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[span[2] as 'm' | 'h' | 'd'];
+  } else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    const [year, month, day] = text.split('-').map(Number) as [number, number, number];
+    if (isCalendarDate(year, month, day)) at = time.startOfDay(year, month, day);
+  } else {
+    const parsed = parseIsoDateTime(text, false);
+    if (parsed) at = parsed.hasZone ? parsed.ms : parsed.ms - time.offsetMinutes(parsed.ms) * 60_000;
   }
-  throw new UsageError(`invalid --expires "${text}": use an ISO date (2027-01-31), a date-time with zone, or a span like 30d, 12h, 90m`);
+  if (at === null) throw new UsageError(`invalid --expires "${text}": use an ISO date (2027-01-31), a date-time (2027-01-31T12:00:00+03:30), or a span like 30d, 12h, 90m`);
+  if (at <= now) throw new UsageError(`--expires ${text} is in the past`);
+  return at;
 }
 
 export function keyCommands(program: Command): void {
@@ -30,7 +39,7 @@ export function keyCommands(program: Command): void {
       withContext(async (context) => {
         const account = await findAccount(context, username);
         if (options.label !== undefined && options.label.length > 100) throw new UsageError('--label is longer than 100 characters');
-        const expiresAt = options.expires === undefined ? null : parseExpiry(options.expires);
+        const expiresAt = options.expires === undefined ? null : parseExpiry(options.expires, context.time);
         const issued = await context.store.keys.issue(account.id, { label: options.label ?? null, expiresAt });
         if (options.json) {
           printJson({ id: issued.id, key: issued.key, username: account.username, label: issued.label, created_at: context.time.format(issued.created_at), expires_at: issued.expires_at === null ? null : context.time.format(issued.expires_at) });

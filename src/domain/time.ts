@@ -60,11 +60,22 @@ export class ZoneTime {
 
   /** Epoch ms of the first midnight in the zone after `ms`: when a usage or limit day ends. */
   nextMidnight(ms: number): number {
+    const today = this.day(ms);
     const local = ms + this.offsetMinutes(ms) * 60_000;
     const nextLocalMidnight = local - (((local % DAY_MS) + DAY_MS) % DAY_MS) + DAY_MS;
-    const guess = nextLocalMidnight - this.offsetMinutes(ms) * 60_000;
-    // Across an offset change the midnight moves by the change; re-read the offset there.
-    return nextLocalMidnight - this.offsetMinutes(guess) * 60_000;
+    // Where the offset changes at midnight, local midnight may not exist (the day starts
+    // at 01:00): try the offset on either side and take the earliest instant of the next day.
+    const first = nextLocalMidnight - this.offsetMinutes(ms) * 60_000;
+    const second = nextLocalMidnight - this.offsetMinutes(first) * 60_000;
+    const candidates = [first, second].sort((a, b) => a - b);
+    return candidates.find((t) => this.day(t) !== today) ?? candidates[1]!;
+  }
+
+  /** Epoch ms of 00:00 of a calendar date in the zone (for date-only input such as key expiry). */
+  startOfDay(year: number, month: number, day: number): number {
+    const utcMidnight = Date.UTC(year, month - 1, day);
+    const guess = utcMidnight - this.offsetMinutes(utcMidnight) * 60_000;
+    return utcMidnight - this.offsetMinutes(guess) * 60_000;
   }
 
   /** Solar Hijri (Jalali) date in the zone, `1405/08/30`; cached per calendar day. */
@@ -115,4 +126,29 @@ export function formatAge(seconds: number): string {
   if (hours < 48) return `${hours} hour${hours === 1 ? '' : 's'} ago`;
   const days = Math.floor(hours / 24);
   return `${days} days ago`;
+}
+
+/** True when year-month-day is a date of the calendar (no 30 February). */
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+}
+
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * An ISO 8601 date-time, strictly: a real calendar date, hours 0-23, minutes and
+ * seconds 0-59. With `requireZone` a trailing `Z` or offset is mandatory.
+ * Returns epoch ms, or null.
+ */
+export function parseIsoDateTime(text: unknown, requireZone: boolean): { ms: number; hasZone: boolean } | null {
+  if (typeof text !== 'string') return null;
+  const match = ISO_TIMESTAMP.exec(text);
+  if (!match) return null;
+  const [, y, mo, d, h, mi, sec, , zone] = match;
+  if (!isCalendarDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(sec ?? 0) > 59) return null;
+  if (requireZone && !zone) return null;
+  if (zone && zone !== 'Z' && (Number(zone.slice(1, 3)) > 23 || Number(zone.slice(-2)) > 59)) return null;
+  const ms = Date.parse(zone ? text : `${text}Z`);
+  return Number.isFinite(ms) ? { ms, hasZone: zone !== undefined } : null;
 }

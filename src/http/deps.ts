@@ -28,4 +28,6 @@ export interface AppDeps {
   meter: UsageMeter;
   usage: UsageRepository;
   logLevel?: string;
+  /** Where the raw fast path logs failures (the Fastify path uses its own logger). */
+  log?: { error(details: object, message: string): void };
 }

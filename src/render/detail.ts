@@ -25,6 +25,7 @@ export function renderDetail(
   const unknown: string[] = [];
   const denied: string[] = [];
   const included = new Set<string>();
+  const refused = new Set<string>();
   let rates = '';
   let hash = fnv1a(segment);
   for (const name of requested) {
@@ -34,7 +35,8 @@ export function renderDetail(
       continue;
     }
     if (allowance !== null && !allowance.has(reference.key)) {
-      denied.push(name);
+      if (!refused.has(reference.key)) denied.push(name);
+      refused.add(reference.key);
       continue;
     }
     if (included.has(reference.key)) continue;

@@ -29,9 +29,10 @@ export class FileSourceReader implements SourceReader {
     }
     const signature = `${info.mtimeNs}:${info.size}:${info.ino}`;
     if (signature === this.signature) return null;
-    // Remember the signature before parsing, so a corrupt file is not re-read until it changes.
-    this.signature = signature;
     const text = await readFile(this.path, 'utf8');
+    // Remember the signature once read but before parsing: a corrupt file is not re-parsed
+    // until it changes, while an unreadable one (permissions) is retried at every poll.
+    this.signature = signature;
     return parseSourceDocument(text, Number(info.mtimeMs));
   }
 

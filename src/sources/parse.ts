@@ -1,5 +1,6 @@
 import { isLosslessNumber, parse } from 'lossless-json';
 import type { SourceValue } from '../domain/rate.js';
+import { parseIsoDateTime } from '../domain/time.js';
 
 /** What one successful read of a source yields. */
 export interface SourceData {
@@ -13,12 +14,9 @@ export interface SourceData {
 /** A source document that cannot be used at all; its message is safe to show on the status page. */
 export class SourceFormatError extends Error {}
 
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
-
+/** An ISO 8601 timestamp with a zone (a naive local time is ambiguous), as epoch ms; null if invalid. */
 export function parseTimestamp(text: unknown): number | null {
-  if (typeof text !== 'string' || !ISO_WITH_ZONE.test(text)) return null;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms : null;
+  return parseIsoDateTime(text, true)?.ms ?? null;
 }
 
 /**

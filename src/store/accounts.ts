@@ -42,10 +42,15 @@ export class AccountRepository {
       updated_at: now,
     };
     if (await this.find(username)) throw new DuplicateError(`account "${username}" already exists`);
-    await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('accounts').values(row).execute();
-      await bumpRevision(trx);
-    });
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('accounts').values(row).execute();
+        await bumpRevision(trx);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateError(`account "${username}" already exists`);
+      throw error;
+    }
     return toAccount(row);
   }
 
@@ -98,4 +103,10 @@ export function toAccount(row: AccountsTable): Account {
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };
+}
+
+/** SQLite and PostgreSQL report a unique-constraint violation differently. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
 }

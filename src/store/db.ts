@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { StaticMigrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
@@ -22,19 +22,16 @@ pg.types.setTypeParser(20, (value: string) => Number(value));
 export interface Connection {
   db: Kysely<Database>;
   dialect: Dialect;
+  schema?: string;
 }
 
 export function connect(options: StoreOptions): Connection {
   if (options.databaseUrl) {
     const schema = options.schema;
     if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4 });
-    if (schema) {
-      pool.on('connect', (client) => {
-        void client.query(`create schema if not exists ${schema}; set search_path to ${schema}`);
-      });
-    }
-    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres' };
+    // Every pooled connection starts in the schema; the schema itself is created in `migrate`.
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', schema };
   }
   mkdirSync(options.dataDir, { recursive: true });
   const database = new Sqlite(join(options.dataDir, 'nerkh.sqlite'));
@@ -47,6 +44,7 @@ export function connect(options: StoreOptions): Connection {
 }
 
 export async function migrate(connection: Connection): Promise<void> {
+  if (connection.schema) await sql.raw(`create schema if not exists ${connection.schema}`).execute(connection.db);
   const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

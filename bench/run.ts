@@ -1,0 +1,209 @@
+/**
+ * `npm run bench`: the real `nerkh serve` process against a bare node:http
+ * server returning the same bytes, in alternating rounds, with wrk (or
+ * autocannon when wrk is not installed). Prints one table and writes
+ * bench/results/latest.json. Never part of `npm test`.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { measure, type Measurement } from './load.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin', 'nerkh.js');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
+const DETAIL_KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'nerkh-bench-'));
+  const children: ChildProcess[] = [];
+  const cleanup = () => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(work, { recursive: true, force: true });
+  };
+  process.on('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    const env = benchEnvironment(work);
+    writeSources(work);
+    const cli = (...args: string[]) => execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
+    cli('accounts', 'add', 'bench', '--plan', 'bench');
+    const { key } = JSON.parse(cli('keys', 'issue', 'bench', '--json')) as { key: string };
+    const seeded = await seedAccounts(env, ACCOUNTS);
+
+    const server = await startServer(env, children);
+    console.log(`nerkh ready in ${server.readyMs} ms with ${seeded + 1} accounts and keys (cold start, process spawn to /readyz)`);
+    const base = `http://127.0.0.1:${env.NERKH_PORT}`;
+    const auth = { 'x-api-key': key };
+    const detailPath = `/v1/rates/${DETAIL_KEYS.join(',')}`;
+
+    // The baseline serves exactly the bytes and headers of one real detail response.
+    const sample = await fetch(base + detailPath, { headers: auth });
+    if (sample.status !== 200) throw new Error(`detail answered ${sample.status}: ${await sample.text()}`);
+    const body = Buffer.from(await sample.arrayBuffer());
+    const sampleHeaders: Record<string, string> = {};
+    sample.headers.forEach((value, name) => {
+      if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) sampleHeaders[name] = value;
+    });
+    writeFileSync(join(work, 'body.json'), body);
+    writeFileSync(join(work, 'headers.json'), JSON.stringify(sampleHeaders));
+    const baselinePort = await freePort();
+    await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(baselinePort), join(work, 'body.json'), join(work, 'headers.json')], {}, /baseline listening/);
+
+    const targets: Target[] = [
+      { name: 'baseline node:http (same bytes)', url: `http://127.0.0.1:${baselinePort}${detailPath}`, headers: auth },
+      { name: 'detail, 10 keys', url: base + detailPath, headers: auth },
+      { name: 'catalogue', url: `${base}/v1/rates`, headers: auth },
+      { name: 'legacy feed', url: `${base}/webservice/bench`, headers: auth },
+    ];
+    const results = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    // Warm both servers up (JIT, caches) before anything is recorded.
+    for (const target of targets.slice(0, 2)) await measure(target.url, target.headers, 2, CONNECTIONS);
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const target of targets) {
+        const result = await measure(target.url, target.headers, SECONDS, CONNECTIONS);
+        results.get(target.name)!.push(result);
+        console.log(`round ${round}: ${target.name.padEnd(32)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}`);
+      }
+    }
+    const rss = residentMegabytes(server.child.pid!);
+    report(results, targets, rss, server.readyMs, seeded + 1, work);
+  } finally {
+    cleanup();
+  }
+}
+
+function report(results: Map<string, Measurement[]>, targets: Target[], rssMb: number, readyMs: number, accounts: number, _work: string) {
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const baseline = mean(results.get(targets[0]!.name)!.map((r) => r.rps));
+  const rows = targets.map((target) => {
+    const runs = results.get(target.name)!;
+    const rps = mean(runs.map((r) => r.rps));
+    return {
+      target: target.name,
+      rps: Math.round(rps),
+      p50_ms: Number(mean(runs.map((r) => r.p50Ms)).toFixed(2)),
+      p99_ms: Number(Math.max(...runs.map((r) => r.p99Ms)).toFixed(2)),
+      non_2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
+      ratio: Number((rps / baseline).toFixed(3)),
+    };
+  });
+  console.log('');
+  console.log(`${'target'.padEnd(32)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)} ${'ratio'.padStart(6)}`);
+  for (const row of rows) {
+    console.log(`${row.target.padEnd(32)} ${String(row.rps).padStart(8)} ${row.p50_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${String(row.non_2xx).padStart(8)} ${row.ratio.toFixed(3).padStart(6)}`);
+  }
+  console.log(`server RSS after the runs: ${rssMb.toFixed(1)} MB with ${accounts} accounts and keys; cold start to ready: ${readyMs} ms`);
+  const detail = rows[1]!;
+  const verdict = detail.ratio >= 0.8 && detail.non_2xx === 0 && detail.p99_ms <= 5 && rssMb <= 150 && readyMs <= 1500;
+  console.log(`detail target (ratio ≥ 0.8, zero non-2xx, p99 ≤ 5 ms, RSS ≤ 150 MB, ready ≤ 1.5 s): ${verdict ? 'met' : 'NOT met'}`);
+  const out = join(ROOT, 'bench', 'results', 'latest.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(
+    out,
+    JSON.stringify(
+      { at: new Date().toISOString(), generator: results.get(targets[0]!.name)![0]!.generator, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, rows, rss_mb: Number(rssMb.toFixed(1)), ready_ms: readyMs, accounts, target_met: verdict },
+      null,
+      2,
+    ) + '\n',
+  );
+  console.log(`results written to ${out}`);
+}
+
+function benchEnvironment(work: string): NodeJS.ProcessEnv {
+  const config = {
+    sources: ['alpha', 'beta', 'gamma'].map((name) => ({ name, type: 'file', path: join(work, 'sources', `${name}.json`), max_age_seconds: 86_400, poll_seconds: 1 })),
+    plans: {
+      bench: { services: ['catalogue', 'detail', 'status', 'webservice', 'usage'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 1_000_000_000, requests_per_day: null },
+    },
+  };
+  writeFileSync(join(work, 'config.json'), JSON.stringify(config));
+  return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(18_000 + Math.floor(Math.random() * 20_000)), NERKH_HOST: '127.0.0.1' };
+}
+
+function writeSources(work: string) {
+  const levels = JSON.parse(readFileSync(join(ROOT, 'data', 'demo', 'levels.json'), 'utf8')) as Record<string, number>;
+  mkdirSync(join(work, 'sources'), { recursive: true });
+  ['alpha', 'beta', 'gamma'].forEach((name, i) => {
+    const items = Object.fromEntries(Object.entries(levels).map(([key, level]) => [key, Number((level * (1 + i * 0.001)).toPrecision(8))]));
+    writeFileSync(join(work, 'sources', `${name}.json`), JSON.stringify({ updated_at: new Date().toISOString(), items }));
+  });
+}
+
+/** Accounts and keys through the real store, in one process (the CLI would take minutes for 10,000). */
+async function seedAccounts(env: NodeJS.ProcessEnv, count: number): Promise<number> {
+  if (count <= 0) return 0;
+  const { Store } = await import('../src/store/store.js');
+  const store = await Store.open({ databaseUrl: null, dataDir: env.NERKH_DATA_DIR! });
+  try {
+    for (let i = 0; i < count; i++) {
+      const account = await store.accounts.create(`seed${String(i).padStart(5, '0')}`, i % 3 === 0 ? 'pro' : 'basic');
+      await store.keys.issue(account.id, { label: 'seed' });
+    }
+  } finally {
+    await store.close();
+  }
+  return count;
+}
+
+async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[]) {
+  const started = Date.now();
+  const child = await startChild(children, process.execPath, [BIN, 'serve'], env, /nerkh listening on/);
+  const url = `http://127.0.0.1:${env.NERKH_PORT}/readyz`;
+  for (;;) {
+    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    if (ok) break;
+    if (Date.now() - started > 15_000) throw new Error('server not ready within 15 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return { child, readyMs: Date.now() - started };
+}
+
+function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (ready.test(output)) resolvePromise(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
+    setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), 20_000).unref();
+  });
+}
+
+function residentMegabytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePromise(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+await main();

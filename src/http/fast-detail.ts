@@ -1,0 +1,88 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { admit } from '../access/admission.js';
+import type { KeyAccess } from '../access/directory.js';
+import { rateLimitHeaders } from '../access/limiter/limiter.js';
+import { renderDetail } from '../render/detail.js';
+import { matchesEtag, secondsToBoundary } from './conditional.js';
+import { EXPOSED_HEADERS, requestIdFor } from './context.js';
+import type { AppDeps } from './deps.js';
+import { ApiError, errorBody } from './errors.js';
+
+const PREFIX = '/v1/rates/';
+const ROUTE = '/v1/rates/:keys';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * `GET /v1/rates/{keys}` straight on node:http: the endpoint rate boards poll
+ * all day. It runs the same admission, rendering and metering functions as
+ * the Fastify route, minus the framework's per-request machinery. Anything
+ * outside the plain case (another method, a query string, percent-encoding,
+ * a server shutting down) returns false and goes to Fastify, which answers
+ * it the same way (a parity test holds the two together).
+ */
+export function createDetailFastPath(deps: AppDeps, closing: () => boolean): (request: IncomingMessage, response: ServerResponse) => boolean {
+  return (request, response) => {
+    const url = request.url!;
+    if (request.method !== 'GET' || !url.startsWith(PREFIX) || url.length === PREFIX.length || closing()) return false;
+    for (let i = PREFIX.length; i < url.length; i++) {
+      const c = url.charCodeAt(i);
+      if (c === 0x3f /* ? */ || c === 0x25 /* % */ || c === 0x2f /* / */) return false;
+    }
+    serveDetail(deps, request, response, url);
+    return true;
+  };
+}
+
+function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerResponse, url: string): void {
+  const started = performance.now();
+  const now = Date.now();
+  const requestId = requestIdFor(request.headers['x-request-id']);
+  const origin = request.headers.origin;
+  const headers: OutgoingHttpHeaders = { 'x-request-id': requestId };
+  if (origin !== undefined) {
+    headers['access-control-allow-origin'] = origin;
+    headers.vary = 'Origin';
+    headers['access-control-expose-headers'] = EXPOSED_HEADERS;
+  }
+  let access: KeyAccess | null = null;
+  let status = 200;
+  let failure: { status: number; error: string; path: string } | null = null;
+  try {
+    admit(deps, 'detail', request.headers['x-api-key'], origin, request.socket.remoteAddress ?? '', now, (admitted) => {
+      access = admitted.access;
+      Object.assign(headers, rateLimitHeaders(admitted.decision, admitted.access.account.limits));
+    });
+    const account = access!.account;
+    const interval = account.plan.refresh_interval_seconds;
+    const rendered = renderDetail(deps.snapshots.forInterval(interval, now), deps.catalogue, url.slice(PREFIX.length), account.allowance, deps.time.format(now));
+    headers['cache-control'] = `private, max-age=${secondsToBoundary(interval, now)}`;
+    headers.etag = rendered.etag;
+    if (matchesEtag(request.headers['if-none-match'], rendered.etag)) {
+      status = 304;
+      response.writeHead(304, headers);
+      response.end();
+    } else {
+      headers['content-type'] = JSON_TYPE;
+      response.writeHead(200, headers);
+      response.end(rendered.body);
+    }
+  } catch (caught) {
+    const error = caught instanceof ApiError ? caught : internalError(deps, caught, requestId);
+    Object.assign(headers, error.headers);
+    headers['cache-control'] = 'no-store';
+    headers['content-type'] = JSON_TYPE;
+    status = error.statusCode;
+    failure = { status, error: error.code, path: url };
+    response.writeHead(status, headers);
+    response.end(errorBody(error.code, error.message, deps.time.format(now), requestId));
+  }
+  const known = access as KeyAccess | null;
+  if (known) deps.meter.record(known.account.id, known.id, 'detail', now, failure);
+  deps.metrics.observe(ROUTE, 'GET', status, (performance.now() - started) / 1000);
+}
+
+function internalError(deps: AppDeps, error: unknown, requestId: string): ApiError {
+  deps.log?.error({ err: error, reqId: requestId }, 'request failed');
+  return new ApiError('INTERNAL_ERROR');
+}

@@ -1,0 +1,240 @@
+/**
+ * Helpers for end-to-end tests that run Nerkh as real processes: the server
+ * (`node bin/nerkh.js serve`) and the admin CLI, talking to it over HTTP on
+ * 127.0.0.1 only. Every child started here is tracked and killed when the test
+ * process exits, whatever happened, so no server outlives its test run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BIN = join(ROOT, 'bin', 'nerkh.js');
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/** Fail early with a useful message when `dist/` (which bin/nerkh.js imports) is missing. */
+export function assertBuilt(): void {
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
+}
+
+/** A TCP port free right now on 127.0.0.1: listen on port 0, read it, close. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port > 0 ? resolvePort(port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+/** The process environment without any NERKH_* variable, plus `extra`. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('NERKH_')) env[name] = value;
+  return { ...env, ...extra };
+}
+
+export interface CatalogueEntry {
+  key: string;
+  source_key: string;
+  category: string;
+}
+
+/** The bundled catalogue as shipped in data/catalogue (reference key → entry), and the popular list. */
+export function readCatalogue(): { references: Map<string, CatalogueEntry>; popular: string[] } {
+  const dir = join(ROOT, 'data', 'catalogue');
+  const references = new Map<string, CatalogueEntry>();
+  let popular: string[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+    const parsed: unknown = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    if (file === 'popular.json') {
+      popular = (parsed as unknown[]).filter((k): k is string => typeof k === 'string');
+      continue;
+    }
+    if (!Array.isArray(parsed)) continue;
+    for (const item of parsed as Partial<CatalogueEntry>[]) {
+      if (typeof item.key === 'string' && typeof item.source_key === 'string') references.set(item.key, { key: item.key, source_key: item.source_key, category: String(item.category) });
+    }
+  }
+  return { references, popular };
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `nerkh <args>` as its own process, bounded by `timeoutMs` (then killed). */
+export function runCli(env: NodeJS.ProcessEnv, args: string[], timeoutMs = 20_000): Promise<RunResult> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`nerkh ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      children.delete(child);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolveRun({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Run the CLI and insist on exit code 0; the error shows what it printed. */
+export async function cliOk(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
+  const result = await runCli(env, args);
+  if (result.code !== 0) throw new Error(`nerkh ${args.join(' ')} exited ${result.code ?? result.signal}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  return result;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A running `nerkh serve`. */
+export class ServerProcess {
+  stdout = '';
+  stderr = '';
+  exit: Exit | null = null;
+  readonly exited: Promise<Exit>;
+  /** When the process was spawned (epoch ms). */
+  readonly startedAt = Date.now();
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly port: number,
+  ) {
+    children.add(child);
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolveExit) => {
+      child.on('close', (code, signal) => {
+        this.exit = { code, signal };
+        children.delete(child);
+        resolveExit(this.exit);
+      });
+    });
+  }
+
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.exit === null;
+  }
+
+  /** What the process printed, for failure messages. */
+  output(): string {
+    return `--- stdout ---\n${this.stdout.slice(-4000)}\n--- stderr ---\n${this.stderr.slice(-4000)}`;
+  }
+
+  /** Send `signal` and wait for the exit, at most `timeoutMs`; returns the exit and how long it took. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 10_000): Promise<{ exit: Exit | null; ms: number }> {
+    const started = Date.now();
+    if (this.exit) return { exit: this.exit, ms: 0 };
+    this.child.kill(signal);
+    const exit = await Promise.race([this.exited, sleep(timeoutMs).then(() => null)]);
+    return { exit, ms: Date.now() - started };
+  }
+
+  /** Last-resort clean-up for `after` hooks: SIGKILL if still running, and wait for it. */
+  async kill(): Promise<void> {
+    if (this.exit) return;
+    this.child.kill('SIGKILL');
+    await Promise.race([this.exited, sleep(5000)]);
+  }
+}
+
+/**
+ * Start `node bin/nerkh.js serve` with `env` (NERKH_PORT is set here) and wait
+ * for its "nerkh listening on …" line. Only the given NERKH_* variables reach
+ * the child (none inherited). A start that fails or hangs throws with
+ * everything the child printed. A port taken between choosing and binding is
+ * retried on another port.
+ */
+export async function startServer(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN, 'serve'], { cwd: options.cwd ?? ROOT, env: cleanEnv({ ...env, NERKH_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = new ServerProcess(child, port);
+    const deadline = Date.now() + timeoutMs;
+    while (server.running && !/nerkh listening on http:\/\/\S+/.test(server.stdout) && Date.now() < deadline) await sleep(25);
+    if (/nerkh listening on http:\/\/\S+/.test(server.stdout)) return server;
+    await server.kill();
+    if (attempt < 3 && /EADDRINUSE/.test(server.stderr + server.stdout)) continue;
+    throw new Error(`nerkh serve did not start within ${timeoutMs} ms (exit: ${JSON.stringify(server.exit)})\n${server.output()}`);
+  }
+}
+
+export interface Response {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed body, or undefined when it is not JSON. */
+  json: unknown;
+}
+
+/** One GET against the server, bounded by `timeoutMs`, body read in full. */
+export async function get(base: string, path: string, key?: string, timeoutMs = 5000): Promise<Response> {
+  const response = await fetch(`${base}${path}`, { headers: key ? { 'x-api-key': key } : {}, signal: AbortSignal.timeout(timeoutMs) });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/**
+ * Poll `probe` every `intervalMs` until `done` holds, at most `timeoutMs`.
+ * Returns the last value and the milliseconds since the call; the error on
+ * timeout shows the last value seen (or the last error thrown).
+ */
+export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, intervalMs = 50, show: (value: T) => string = (v) => JSON.stringify(v)): Promise<{ value: T; ms: number }> {
+  const started = Date.now();
+  let last: { value: T } | null = null;
+  let lastError: unknown = null;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (done(value)) return { value, ms: Date.now() - started };
+      last = { value };
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() - started > timeoutMs) {
+      const seen = last ? show(last.value).slice(0, 1500) : `no answer (${(lastError as Error | null)?.message ?? 'none'})`;
+      throw new Error(`condition not met within ${timeoutMs} ms; last seen: ${seen}`);
+    }
+    await sleep(intervalMs);
+  }
+}

@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { HttpSourceReader, nextDelayMs } from '../../src/sources/http.js';
+import { SourceMonitor } from '../../src/sources/monitor.js';
+import { SourceFormatError } from '../../src/sources/parse.js';
+import { describeReadError } from '../../src/sources/reader.js';
+import { eventually } from '../support/env.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+describe('HttpSourceReader', () => {
+  let server: Server;
+  let base: string;
+  let handler: Handler = (_req, res) => res.end();
+  const seen: IncomingHttpHeaders[] = [];
+
+  before(async () => {
+    server = createServer((req, res) => {
+      seen.push(req.headers);
+      handler(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterEach(() => {
+    seen.length = 0;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  function json(body: string, headers: Record<string, string> = {}): Handler {
+    return (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', ...headers });
+      res.end(body);
+    };
+  }
+
+  it('parses a good document, keeping exact digits', async () => {
+    handler = json('{"updated_at":"2026-11-21T14:03:07+03:30","items":{"a":300.50,"b":{"value":12345678901234567890},"bad":-1}}');
+    const data = await new HttpSourceReader(`${base}/feed`, 2000).readIfChanged();
+    assert.ok(data);
+    assert.equal(data.items.get('a')?.raw, '300.50');
+    assert.equal(data.items.get('b')?.raw, '12345678901234567890');
+    assert.equal(data.items.get('a')?.updatedAt, Date.parse('2026-11-21T10:33:07Z'));
+    assert.equal(data.dropped, 1);
+    assert.equal(seen[0]?.accept, 'application/json');
+  });
+
+  it('sends If-None-Match with the previous ETag and returns null on 304', async () => {
+    handler = (req, res) => {
+      if (req.headers['if-none-match'] === '"v1"') {
+        res.writeHead(304);
+        res.end();
+        return;
+      }
+      res.writeHead(200, { etag: '"v1"', 'content-type': 'application/json' });
+      res.end('{"items":{"a":1}}');
+    };
+    const reader = new HttpSourceReader(`${base}/feed`, 2000);
+    assert.ok(await reader.readIfChanged());
+    assert.equal(seen[0]?.['if-none-match'], undefined);
+    assert.equal(await reader.readIfChanged(), null);
+    assert.equal(seen[1]?.['if-none-match'], '"v1"');
+    assert.equal(await reader.readIfChanged(), null);
+  });
+
+  it('sends If-Modified-Since and dates bare numbers with Last-Modified', async () => {
+    const lastModified = 'Sat, 21 Nov 2026 10:33:07 GMT';
+    handler = json('{"items":{"a":5}}', { 'last-modified': lastModified });
+    const reader = new HttpSourceReader(`${base}/feed`, 2000);
+    const data = await reader.readIfChanged();
+    assert.equal(data?.items.get('a')?.updatedAt, Date.parse('2026-11-21T10:33:07Z'));
+    await reader.readIfChanged();
+    assert.equal(seen[1]?.['if-modified-since'], lastModified);
+  });
+
+  it('keeps the previous ETag when a document is bad', async () => {
+    let call = 0;
+    handler = (_req, res) => {
+      call++;
+      if (call === 1) json('{"items":{"a":1}}', { etag: '"good"' })(_req, res);
+      else json('{"items":', { etag: '"broken"' })(_req, res);
+    };
+    const reader = new HttpSourceReader(`${base}/feed`, 2000);
+    assert.ok(await reader.readIfChanged());
+    await assert.rejects(reader.readIfChanged(), SourceFormatError);
+    await assert.rejects(reader.readIfChanged(), SourceFormatError);
+    assert.equal(seen[2]?.['if-none-match'], '"good"');
+  });
+
+  it('throws on HTTP 500', async () => {
+    handler = (_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('boom at /srv/secret/path');
+    };
+    const reader = new HttpSourceReader(`${base}/feed`, 2000);
+    await assert.rejects(reader.readIfChanged(), (error: unknown) => {
+      assert.ok(error instanceof SourceFormatError);
+      assert.equal(error.message, 'HTTP 500');
+      assert.equal(describeReadError(error), 'HTTP 500');
+      return true;
+    });
+  });
+
+  it('throws on HTTP 404 too', async () => {
+    handler = (_req, res) => {
+      res.writeHead(404);
+      res.end();
+    };
+    await assert.rejects(new HttpSourceReader(`${base}/feed`, 2000).readIfChanged(), /HTTP 404/);
+  });
+
+  it('times out when the server never answers', async () => {
+    handler = () => {
+      /* never answer */
+    };
+    const started = Date.now();
+    await assert.rejects(new HttpSourceReader(`${base}/hang`, 150).readIfChanged(), (error: unknown) => {
+      assert.equal(describeReadError(error), 'request timed out');
+      return true;
+    });
+    assert.ok(Date.now() - started < 2000);
+  });
+
+  it('refuses a response announced as larger than 16 MiB', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(17 * 1024 * 1024) });
+      res.write('{');
+    };
+    await assert.rejects(new HttpSourceReader(`${base}/big`, 2000).readIfChanged(), /too large/);
+  });
+
+  it('throws a path-free error when nothing listens', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await assert.rejects(new HttpSourceReader(`http://127.0.0.1:${port}/`, 1000).readIfChanged(), (error: unknown) => {
+      assert.ok(!describeReadError(error).includes('/'));
+      return true;
+    });
+  });
+
+  it('under a SourceMonitor: degraded while erroring with data kept, active again on 304', async () => {
+    let mode: 'good' | 'fail' | 'unchanged' = 'good';
+    handler = (_req, res) => {
+      if (mode === 'good') return json('{"items":{"a":7}}', { etag: '"e1"' })(_req, res);
+      if (mode === 'fail') {
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+      res.writeHead(304);
+      res.end();
+    };
+    const monitor = new SourceMonitor([{ name: 'remote', type: 'http', url: `${base}/feed`, max_age_seconds: 300, poll_seconds: 0.05, timeout_seconds: 1 }]);
+    try {
+      await monitor.start();
+      assert.equal(monitor.health(Date.now())[0]!.state, 'active');
+      mode = 'fail';
+      await eventually(() => monitor.health(Date.now())[0]!.state === 'degraded');
+      assert.equal(monitor.health(Date.now())[0]!.error, 'HTTP 503');
+      assert.equal(monitor.views()[0]!.items.get('a')?.raw, '7');
+      assert.equal(monitor.views()[0]!.healthy, false);
+      mode = 'unchanged';
+      await eventually(() => monitor.health(Date.now())[0]!.state === 'active');
+      assert.equal(monitor.views()[0]!.healthy, true);
+      assert.equal(monitor.views()[0]!.items.get('a')?.raw, '7');
+    } finally {
+      monitor.stop();
+    }
+  });
+});
+
+describe('nextDelayMs', () => {
+  it('is the poll interval while nothing fails', () => {
+    assert.equal(nextDelayMs(10, 0), 10_000);
+    assert.equal(nextDelayMs(0.5, 0), 500);
+    assert.equal(nextDelayMs(10, -1), 10_000);
+  });
+
+  it('doubles per consecutive failure', () => {
+    assert.equal(nextDelayMs(10, 1), 20_000);
+    assert.equal(nextDelayMs(10, 2), 40_000);
+    assert.equal(nextDelayMs(10, 3), 80_000);
+    assert.equal(nextDelayMs(1, 4), 16_000);
+  });
+
+  it('is capped at five minutes', () => {
+    assert.equal(nextDelayMs(10, 5), 300_000);
+    assert.equal(nextDelayMs(10, 50), 300_000);
+    assert.equal(nextDelayMs(1, 1000), 300_000);
+    assert.equal(nextDelayMs(0.1, 16), 300_000);
+  });
+
+  it('never polls faster than the configured interval', () => {
+    assert.equal(nextDelayMs(600, 0), 600_000);
+    assert.equal(nextDelayMs(600, 3), 600_000);
+  });
+});

@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { serialiseLegacyEntry, serialiseRate, type Rate, type SourceValue } from '../../src/domain/rate.js';
+import type { Reference } from '../../src/domain/reference.js';
+import { isFresh, resolveRate, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { ZoneTime } from '../../src/domain/time.js';
+
+const NOW = Date.parse('2026-11-21T10:33:07Z');
+const MINUTE = 60_000;
+
+const reference: Reference = {
+  key: 'usd_free',
+  title: 'دلار آزاد',
+  title_en: 'US dollar (free market)',
+  description: 'test',
+  unit: 'ریال',
+  category: 'currency',
+  source_key: 'ir_fx_free_usd',
+  aliases: ['dollar'],
+  status: 'active',
+};
+
+function value(raw: string, ageMs: number): SourceValue {
+  return { raw, value: Number(raw), updatedAt: NOW - ageMs };
+}
+
+function source(name: string, items: Record<string, SourceValue>, options: { healthy?: boolean; maxAgeMinutes?: number } = {}): SourceView {
+  return { name, healthy: options.healthy ?? true, maxAgeMs: (options.maxAgeMinutes ?? 5) * MINUTE, items: new Map(Object.entries(items)) };
+}
+
+describe('isFresh', () => {
+  it('is inclusive of the max age and false beyond it', () => {
+    assert.equal(isFresh(value('1', 5 * MINUTE), 5 * MINUTE, NOW), true);
+    assert.equal(isFresh(value('1', 5 * MINUTE + 1), 5 * MINUTE, NOW), false);
+    assert.equal(isFresh(value('1', 0), 5 * MINUTE, NOW), true);
+  });
+});
+
+describe('resolveRate', () => {
+  it('takes the first healthy source with a fresh value', () => {
+    const rate = resolveRate(reference, [source('a', { ir_fx_free_usd: value('1001', MINUTE) }), source('b', { ir_fx_free_usd: value('1002', 0) })], NOW, undefined);
+    assert.deepEqual(rate, {
+      key: 'usd_free',
+      title: 'دلار آزاد',
+      unit: 'ریال',
+      source_key: 'ir_fx_free_usd',
+      value: '1001',
+      updated_at: NOW - MINUTE,
+      status: 'ok',
+      source: 'a',
+    });
+    assert.equal('stale_seconds' in rate, false);
+  });
+
+  it('respects the priority order it is given', () => {
+    const a = source('a', { ir_fx_free_usd: value('1001', 0) });
+    const b = source('b', { ir_fx_free_usd: value('1002', 0) });
+    assert.equal(resolveRate(reference, [b, a], NOW, undefined).source, 'b');
+    assert.equal(resolveRate(reference, [a, b], NOW, undefined).source, 'a');
+  });
+
+  it('falls through to the next source when the first lacks the key', () => {
+    const rate = resolveRate(reference, [source('a', { other: value('5', 0) }), source('b', { ir_fx_free_usd: value('1002', 0) })], NOW, undefined);
+    assert.equal(rate.source, 'b');
+    assert.equal(rate.value, '1002');
+    assert.equal(rate.status, 'ok');
+  });
+
+  it('skips an unhealthy source even when its value is fresh', () => {
+    const rate = resolveRate(
+      reference,
+      [source('a', { ir_fx_free_usd: value('1001', 0) }, { healthy: false }), source('b', { ir_fx_free_usd: value('1002', MINUTE) })],
+      NOW,
+      undefined,
+    );
+    assert.equal(rate.source, 'b');
+    assert.equal(rate.status, 'ok');
+  });
+
+  it('skips a value older than its source max age', () => {
+    const rate = resolveRate(
+      reference,
+      [source('a', { ir_fx_free_usd: value('1001', 6 * MINUTE) }, { maxAgeMinutes: 5 }), source('b', { ir_fx_free_usd: value('1002', 8 * MINUTE) }, { maxAgeMinutes: 10 })],
+      NOW,
+      undefined,
+    );
+    assert.equal(rate.source, 'b');
+    assert.equal(rate.value, '1002');
+    assert.equal(rate.status, 'ok');
+  });
+
+  it('serves the newest value of any source as stale when none is fresh', () => {
+    const rate = resolveRate(
+      reference,
+      [
+        source('a', { ir_fx_free_usd: value('1001', 30 * MINUTE) }),
+        source('b', { ir_fx_free_usd: value('1002', 10 * MINUTE + 1500) }),
+        source('c', { ir_fx_free_usd: value('1003', 20 * MINUTE) }),
+      ],
+      NOW,
+      undefined,
+    );
+    assert.equal(rate.status, 'stale');
+    assert.equal(rate.source, 'b');
+    assert.equal(rate.value, '1002');
+    assert.equal(rate.updated_at, NOW - 10 * MINUTE - 1500);
+    assert.equal(rate.stale_seconds, 601);
+  });
+
+  it('uses an unhealthy source as a stale fallback', () => {
+    const rate = resolveRate(reference, [source('a', { ir_fx_free_usd: value('1001', 1000) }, { healthy: false })], NOW, undefined);
+    assert.equal(rate.status, 'stale');
+    assert.equal(rate.source, 'a');
+    assert.equal(rate.stale_seconds, 1);
+  });
+
+  it('uses the last known value when no source has the key', () => {
+    const lastKnown: KnownValue = { value: value('999', 2 * 3_600_000), source: 'gone' };
+    const rate = resolveRate(reference, [source('a', { other: value('5', 0) })], NOW, lastKnown);
+    assert.equal(rate.status, 'stale');
+    assert.equal(rate.value, '999');
+    assert.equal(rate.source, 'gone');
+    assert.equal(rate.stale_seconds, 7200);
+  });
+
+  it('prefers whichever of last known and source values is newer', () => {
+    const lastKnown: KnownValue = { value: value('999', 20 * MINUTE), source: 'old' };
+    const newerSource = resolveRate(reference, [source('a', { ir_fx_free_usd: value('1001', 10 * MINUTE) })], NOW, lastKnown);
+    assert.equal(newerSource.source, 'a');
+    const olderSource = resolveRate(reference, [source('a', { ir_fx_free_usd: value('1001', 30 * MINUTE) })], NOW, lastKnown);
+    assert.equal(olderSource.source, 'old');
+    assert.equal(olderSource.value, '999');
+  });
+
+  it('prefers a fresh value over a newer last known one', () => {
+    const lastKnown: KnownValue = { value: value('999', 0), source: 'old' };
+    const rate = resolveRate(reference, [source('a', { ir_fx_free_usd: value('1001', MINUTE) })], NOW, lastKnown);
+    assert.equal(rate.status, 'ok');
+    assert.equal(rate.source, 'a');
+  });
+
+  it('is unavailable with nulls when nothing is known', () => {
+    const rate = resolveRate(reference, [source('a', {}), source('b', { other: value('1', 0) })], NOW, undefined);
+    assert.equal(rate.status, 'unavailable');
+    assert.equal(rate.value, null);
+    assert.equal(rate.updated_at, null);
+    assert.equal(rate.source, null);
+    assert.equal(rate.stale_seconds, undefined);
+    assert.equal(resolveRate(reference, [], NOW, undefined).status, 'unavailable');
+  });
+
+  it('keeps the number text exactly as the source wrote it', () => {
+    for (const raw of ['300.5', '300.50', '1200000', '12345678901234567890', '0.000012', '1.5e3']) {
+      assert.equal(resolveRate(reference, [source('a', { ir_fx_free_usd: value(raw, 0) })], NOW, undefined).value, raw);
+    }
+  });
+
+  it('reports stale_seconds as 0 for a future-dated stale value', () => {
+    const rate = resolveRate(reference, [source('a', { ir_fx_free_usd: value('1', -5000) }, { healthy: false })], NOW, undefined);
+    assert.equal(rate.stale_seconds, 0);
+  });
+});
+
+describe('serialiseRate', () => {
+  const time = new ZoneTime('Asia/Tehran');
+  const format = (ms: number) => time.format(ms);
+  const base = { key: 'usd_free', title: 'دلار "آزاد"', unit: 'ریال', source_key: 'ir_fx_free_usd' };
+
+  it('writes the fields in order with the raw number and a zoned time', () => {
+    const rate: Rate = { ...base, value: '300.50', updated_at: NOW, status: 'ok', source: 'alpha' };
+    const json = serialiseRate(rate, format);
+    assert.equal(
+      json,
+      '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال","source_key":"ir_fx_free_usd","updated_at":"2026-11-21T14:03:07+03:30","status":"ok","source":"alpha"}',
+    );
+    const parsed = JSON.parse(json) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source']);
+    assert.equal(parsed.title, 'دلار "آزاد"');
+  });
+
+  it('keeps integers integers and long numbers whole', () => {
+    const json = serialiseRate({ ...base, value: '12345678901234567890', updated_at: NOW, status: 'ok', source: 'a' }, format);
+    assert.ok(json.includes('"value":12345678901234567890,'));
+    assert.ok(serialiseRate({ ...base, value: '1200000', updated_at: NOW, status: 'ok', source: 'a' }, format).includes('"value":1200000,'));
+  });
+
+  it('adds stale_seconds last, only for a stale rate', () => {
+    const json = serialiseRate({ ...base, value: '1', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 42 }, format);
+    const parsed = JSON.parse(json) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source', 'stale_seconds']);
+    assert.equal(parsed.stale_seconds, 42);
+    assert.equal(parsed.status, 'stale');
+  });
+
+  it('writes nulls for an unavailable rate', () => {
+    const json = serialiseRate({ ...base, value: null, updated_at: null, status: 'unavailable', source: null }, format);
+    const parsed = JSON.parse(json) as Record<string, unknown>;
+    assert.equal(parsed.value, null);
+    assert.equal(parsed.updated_at, null);
+    assert.equal(parsed.source, null);
+    assert.equal(parsed.status, 'unavailable');
+    assert.equal('stale_seconds' in parsed, false);
+  });
+});
+
+describe('serialiseLegacyEntry', () => {
+  const time = new ZoneTime('Asia/Tehran');
+
+  it('writes title, raw value, unit, zoned time and Jalali date', () => {
+    const rate: Rate = { key: 'usd_free', title: 'دلار', unit: 'ریال', source_key: 's', value: '300.50', updated_at: NOW, status: 'ok', source: 'a' };
+    assert.equal(serialiseLegacyEntry(rate, time), '{"title":"دلار","value":300.50,"unit":"ریال","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30"}');
+  });
+
+  it('writes nulls when unavailable', () => {
+    const rate: Rate = { key: 'k', title: 't', unit: 'u', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null };
+    assert.deepEqual(JSON.parse(serialiseLegacyEntry(rate, time)), { title: 't', value: null, unit: 'u', updated_at: null, date_jalali: null });
+  });
+});
