@@ -11,6 +11,12 @@ export interface SourceData {
   dropped: number;
 }
 
+/**
+ * How far ahead of our clock a timestamp may be. Beyond this it is a wrong clock or a typo,
+ * and such a value would otherwise count as fresh forever and never fail over.
+ */
+export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
 /** A source document that cannot be used at all; its message is safe to show on the status page. */
 export class SourceFormatError extends Error {}
 
@@ -25,7 +31,8 @@ export function parseTimestamp(text: unknown): number | null {
  * Numbers are read losslessly so each value keeps the exact digits the source wrote.
  * A bare number takes the document's `updated_at`, else `fallbackTime` (the file's mtime).
  */
-export function parseSourceDocument(text: string, fallbackTime: number): SourceData {
+export function parseSourceDocument(text: string, fallbackTime: number, now = Date.now()): SourceData {
+  const latest = now + MAX_CLOCK_SKEW_MS;
   let doc: unknown;
   try {
     doc = parse(text);
@@ -38,6 +45,7 @@ export function parseSourceDocument(text: string, fallbackTime: number): SourceD
   if (doc.updated_at !== undefined) {
     documentTime = parseTimestamp(doc.updated_at);
     if (documentTime === null) throw new SourceFormatError('updated_at is not an ISO 8601 timestamp with a zone');
+    if (documentTime > latest) throw new SourceFormatError('updated_at is in the future');
   }
   if (!isPlainObject(doc.items)) throw new SourceFormatError('items is missing or not an object');
 
@@ -47,7 +55,7 @@ export function parseSourceDocument(text: string, fallbackTime: number): SourceD
   let newest = -Infinity;
   for (const [sourceKey, entry] of Object.entries(doc.items)) {
     const value = readItem(entry, defaultTime);
-    if (!value) {
+    if (!value || value.updatedAt > latest) {
       dropped++;
       continue;
     }

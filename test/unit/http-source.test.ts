@@ -8,6 +8,9 @@ import { SourceFormatError } from '../../src/sources/parse.js';
 import { describeReadError } from '../../src/sources/reader.js';
 import { eventually } from '../support/env.js';
 
+/** Fixtures are dated relative to now, so they never drift into the future or go stale. */
+const HOUR_AGO = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
+
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 describe('HttpSourceReader', () => {
@@ -40,12 +43,12 @@ describe('HttpSourceReader', () => {
   }
 
   it('parses a good document, keeping exact digits', async () => {
-    handler = json('{"updated_at":"2026-11-21T14:03:07+03:30","items":{"a":300.50,"b":{"value":12345678901234567890},"bad":-1}}');
+    handler = json(`{"updated_at":"${HOUR_AGO.toISOString()}","items":{"a":300.50,"b":{"value":12345678901234567890},"bad":-1}}`);
     const data = await new HttpSourceReader(`${base}/feed`, 2000).readIfChanged();
     assert.ok(data);
     assert.equal(data.items.get('a')?.raw, '300.50');
     assert.equal(data.items.get('b')?.raw, '12345678901234567890');
-    assert.equal(data.items.get('a')?.updatedAt, Date.parse('2026-11-21T10:33:07Z'));
+    assert.equal(data.items.get('a')?.updatedAt, HOUR_AGO.getTime());
     assert.equal(data.dropped, 1);
     assert.equal(seen[0]?.accept, 'application/json');
   });
@@ -69,11 +72,11 @@ describe('HttpSourceReader', () => {
   });
 
   it('sends If-Modified-Since and dates bare numbers with Last-Modified', async () => {
-    const lastModified = 'Sat, 21 Nov 2026 10:33:07 GMT';
+    const lastModified = HOUR_AGO.toUTCString();
     handler = json('{"items":{"a":5}}', { 'last-modified': lastModified });
     const reader = new HttpSourceReader(`${base}/feed`, 2000);
     const data = await reader.readIfChanged();
-    assert.equal(data?.items.get('a')?.updatedAt, Date.parse('2026-11-21T10:33:07Z'));
+    assert.equal(data?.items.get('a')?.updatedAt, HOUR_AGO.getTime());
     await reader.readIfChanged();
     assert.equal(seen[1]?.['if-modified-since'], lastModified);
   });

@@ -5,9 +5,11 @@ import { parseSourceDocument, parseTimestamp, SourceFormatError } from '../../sr
 const FALLBACK = Date.parse('2026-01-01T00:00:00Z');
 const DOC_TIME = '2026-11-21T14:03:07+03:30';
 const DOC_MS = Date.parse('2026-11-21T10:33:07Z');
+/** The clock the fixtures are read at: an hour after DOC_TIME, whatever today is. */
+const NOW = DOC_MS + 3_600_000;
 
 function parse(doc: unknown): ReturnType<typeof parseSourceDocument> {
-  return parseSourceDocument(typeof doc === 'string' ? doc : JSON.stringify(doc), FALLBACK);
+  return parseSourceDocument(typeof doc === 'string' ? doc : JSON.stringify(doc), FALLBACK, NOW);
 }
 
 describe('parseTimestamp', () => {
@@ -136,10 +138,26 @@ describe('parseSourceDocument', () => {
     for (const [name, text, message] of cases) {
       it(`throws SourceFormatError for ${name}`, () => {
         assert.throws(
-          () => parseSourceDocument(text, FALLBACK),
+          () => parseSourceDocument(text, FALLBACK, NOW),
           (error: unknown) => error instanceof SourceFormatError && message.test(error.message),
         );
       });
     }
+  });
+});
+
+describe('timestamps ahead of the clock', () => {
+  const now = Date.parse('2026-11-21T10:00:00Z');
+  it('drops an item stamped more than 5 minutes ahead, keeps one within the skew', () => {
+    const data = parseSourceDocument(
+      JSON.stringify({ items: { soon: { value: 1, updated_at: '2026-11-21T10:04:00Z' }, far: { value: 2, updated_at: '2099-01-01T00:00:00Z' } } }),
+      now,
+      now,
+    );
+    assert.deepEqual([...data.items.keys()], ['soon']);
+    assert.equal(data.dropped, 1);
+  });
+  it('rejects a document whose own updated_at is in the future', () => {
+    assert.throws(() => parseSourceDocument(JSON.stringify({ updated_at: '2026-11-21T10:30:00Z', items: { a: 1 } }), now, now), /in the future/);
   });
 });
