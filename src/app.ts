@@ -28,9 +28,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const server = createServer((request, response) => {
         if (!fastDetail(request, response)) handler(request, response);
       });
+      // Slow or idle clients are bounded by these; no per-socket idle timer to re-arm on every request.
       server.keepAliveTimeout = 5_000;
+      server.headersTimeout = 10_000;
       server.requestTimeout = 30_000;
-      server.setTimeout(30_000);
       return server;
     },
     logger: deps.logLevel && deps.logLevel !== 'silent' ? { level: deps.logLevel } : false,

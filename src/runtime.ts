@@ -9,6 +9,7 @@ import { createMetrics } from './http/metrics.js';
 import { RatesEngine } from './live/engine.js';
 import { SnapshotHistory } from './live/history.js';
 import { CatalogueRenderer } from './render/catalogue.js';
+import { DetailRenderer } from './render/detail.js';
 import { LegacyRenderer } from './render/legacy.js';
 import { UsageMeter } from './usage/meter.js';
 import { MemoryLimiter } from './access/limiter/memory.js';
@@ -71,6 +72,7 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
     time,
     catalogue,
     catalogueRenderer: new CatalogueRenderer(catalogue),
+    detailRenderer: new DetailRenderer(catalogue),
     legacyRenderer: new LegacyRenderer(catalogue),
     snapshots,
     sourceHealth,

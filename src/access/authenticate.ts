@@ -1,7 +1,7 @@
 import type { Service } from '../domain/plan.js';
 import { ApiError } from '../http/errors.js';
 import type { AccessDirectory, KeyAccess } from './directory.js';
-import { hashKey, KEY_FORMAT } from './key-material.js';
+import { KEY_FORMAT } from './key-material.js';
 
 /**
  * Which key is this: present (401 API_KEY_MISSING), well-formed, known,
@@ -12,7 +12,7 @@ export function identify(directory: AccessDirectory, header: string | string[] |
   if (key === undefined || key === '') throw new ApiError('API_KEY_MISSING');
   const trimmed = key.trim();
   if (!KEY_FORMAT.test(trimmed)) throw new ApiError('API_KEY_INVALID');
-  const access = directory.lookup(hashKey(trimmed));
+  const access = directory.lookupKey(trimmed);
   if (!access || (access.expiresAt !== null && access.expiresAt <= now)) throw new ApiError('API_KEY_INVALID');
   return access;
 }

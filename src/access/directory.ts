@@ -2,6 +2,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { applyOverrides, type Plan, type Service } from '../domain/plan.js';
 import type { Account } from '../store/accounts.js';
 import type { Store } from '../store/store.js';
+import { hashKey } from './key-material.js';
 import type { LimitSpec } from './limiter/limiter.js';
 
 /** Everything a request needs to know of an account, built once per reload, shared by its keys. */
@@ -27,6 +28,7 @@ export interface KeyAccess {
 }
 
 const POLL_MS = 500;
+const MAX_REMEMBERED_KEYS = 100_000;
 
 /**
  * Accounts and keys held in memory, keyed by key hash. It reloads whenever
@@ -35,6 +37,7 @@ const POLL_MS = 500;
  */
 export class AccessDirectory {
   private byHash = new Map<string, KeyAccess>();
+  private byKey = new Map<string, KeyAccess>();
   private byUsername = new Map<string, AccountAccess>();
   private revision = -1;
   private timer: NodeJS.Timeout | null = null;
@@ -49,6 +52,20 @@ export class AccessDirectory {
 
   lookup(hash: string): KeyAccess | undefined {
     return this.byHash.get(hash);
+  }
+
+  /**
+   * A presented key to its entry. Keys seen before are found without hashing:
+   * the map lives in memory only and is rebuilt empty at every reload, so a
+   * revoked key stops working as soon as the directory does. Only keys that
+   * matched are remembered, so guessing cannot grow it.
+   */
+  lookupKey(key: string): KeyAccess | undefined {
+    const known = this.byKey.get(key);
+    if (known) return known;
+    const access = this.byHash.get(hashKey(key));
+    if (access && this.byKey.size < MAX_REMEMBERED_KEYS) this.byKey.set(key, access);
+    return access;
   }
 
   account(username: string): AccountAccess | undefined {
@@ -76,6 +93,7 @@ export class AccessDirectory {
       if (account) byHash.set(credential.hash, { id: credential.id, expiresAt: credential.expires_at, account });
     }
     this.byHash = byHash;
+    this.byKey = new Map();
     this.byUsername = byUsername;
     this.revision = revision;
   }

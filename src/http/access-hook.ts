@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admit } from '../access/admission.js';
-import { rateLimitHeaders } from '../access/limiter/limiter.js';
+import { appendRateLimitHeaders } from '../access/limiter/limiter.js';
 import type { AppDeps } from './deps.js';
 
 /**
@@ -16,7 +16,9 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
     if (!service) return;
     admit(deps, service, request.headers['x-api-key'], request.headers.origin, request.ip, Date.now(), ({ access, decision }) => {
       request.access = access;
-      reply.headers(rateLimitHeaders(decision, access.account.limits));
+      const headers: string[] = [];
+      appendRateLimitHeaders(headers, decision, access.account.limits);
+      for (let i = 0; i < headers.length; i += 2) reply.header(headers[i]!, headers[i + 1]);
     });
   });
 

@@ -7,6 +7,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { CatalogueRenderer } from '../render/catalogue.js';
+import type { DetailRenderer } from '../render/detail.js';
 import type { LegacyRenderer } from '../render/legacy.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import type { Metrics } from './metrics.js';
@@ -16,6 +17,7 @@ export interface AppDeps {
   time: ZoneTime;
   catalogue: Catalogue;
   catalogueRenderer: CatalogueRenderer;
+  detailRenderer: DetailRenderer;
   legacyRenderer: LegacyRenderer;
   snapshots: SnapshotHistory;
   sourceHealth(now: number): SourceHealth[];

@@ -1,9 +1,9 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { admit } from '../access/admission.js';
 import type { KeyAccess } from '../access/directory.js';
-import { rateLimitHeaders } from '../access/limiter/limiter.js';
-import { renderDetail } from '../render/detail.js';
+import { appendRateLimitHeaders } from '../access/limiter/limiter.js';
+import { DetailRenderer } from '../render/detail.js';
 import { matchesEtag, secondsToBoundary } from './conditional.js';
 import { EXPOSED_HEADERS, requestIdFor } from './context.js';
 import type { AppDeps } from './deps.js';
@@ -12,6 +12,7 @@ import { ApiError, errorBody } from './errors.js';
 const PREFIX = '/v1/rates/';
 const ROUTE = '/v1/rates/:keys';
 const JSON_TYPE = 'application/json; charset=utf-8';
+const cacheControls: string[] = [];
 
 /**
  * `GET /v1/rates/{keys}` straight on node:http: the endpoint rate boards poll
@@ -39,39 +40,39 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
   const now = Date.now();
   const requestId = requestIdFor(request.headers['x-request-id']);
   const origin = request.headers.origin;
-  const headers: OutgoingHttpHeaders = { 'x-request-id': requestId };
-  if (origin !== undefined) {
-    headers['access-control-allow-origin'] = origin;
-    headers.vary = 'Origin';
-    headers['access-control-expose-headers'] = EXPOSED_HEADERS;
-  }
+  // A flat [name, value, …] list: no per-request object shapes to build.
+  const headers: string[] = ['x-request-id', requestId];
+  if (origin !== undefined) headers.push('access-control-allow-origin', origin, 'vary', 'Origin', 'access-control-expose-headers', EXPOSED_HEADERS);
   let access: KeyAccess | null = null;
   let status = 200;
   let failure: { status: number; error: string; path: string } | null = null;
   try {
     admit(deps, 'detail', request.headers['x-api-key'], origin, request.socket.remoteAddress ?? '', now, (admitted) => {
       access = admitted.access;
-      Object.assign(headers, rateLimitHeaders(admitted.decision, admitted.access.account.limits));
+      appendRateLimitHeaders(headers, admitted.decision, admitted.access.account.limits);
     });
     const account = access!.account;
     const interval = account.plan.refresh_interval_seconds;
-    const rendered = renderDetail(deps.snapshots.forInterval(interval, now), deps.catalogue, url.slice(PREFIX.length), account.allowance, deps.time.format(now));
-    headers['cache-control'] = `private, max-age=${secondsToBoundary(interval, now)}`;
-    headers.etag = rendered.etag;
-    if (matchesEtag(request.headers['if-none-match'], rendered.etag)) {
+    const prepared = deps.detailRenderer.prepare(deps.snapshots.forInterval(interval, now), url.slice(PREFIX.length), account.allowance);
+    headers.push('cache-control', cacheControl(secondsToBoundary(interval, now)), 'etag', prepared.etag);
+    if (matchesEtag(request.headers['if-none-match'], prepared.etag)) {
       status = 304;
       response.writeHead(304, headers);
       response.end();
     } else {
-      headers['content-type'] = JSON_TYPE;
+      const head = DetailRenderer.head(deps.time.format(now));
+      // One buffer: the small ASCII head copied in front of the bytes prepared for this snapshot.
+      const body = Buffer.allocUnsafe(head.length + prepared.tail.length);
+      body.write(head, 0, 'latin1');
+      prepared.tail.copy(body, head.length);
+      headers.push('content-type', JSON_TYPE, 'content-length', String(body.length));
       response.writeHead(200, headers);
-      response.end(rendered.body);
+      response.end(body);
     }
   } catch (caught) {
     const error = caught instanceof ApiError ? caught : internalError(deps, caught, requestId);
-    Object.assign(headers, error.headers);
-    headers['cache-control'] = 'no-store';
-    headers['content-type'] = JSON_TYPE;
+    for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
+    headers.push('cache-control', 'no-store', 'content-type', JSON_TYPE);
     status = error.statusCode;
     failure = { status, error: error.code, path: url };
     response.writeHead(status, headers);
@@ -80,6 +81,10 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
   const known = access as KeyAccess | null;
   if (known) deps.meter.record(known.account.id, known.id, 'detail', now, failure);
   deps.metrics.observe(ROUTE, 'GET', status, (performance.now() - started) / 1000);
+}
+
+function cacheControl(maxAge: number): string {
+  return (cacheControls[maxAge] ??= `private, max-age=${maxAge}`);
 }
 
 function internalError(deps: AppDeps, error: unknown, requestId: string): ApiError {

@@ -1,6 +1,7 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { SnapshotHistory } from '../live/history.js';
 import type { SourceHealth } from '../sources/monitor.js';
+import { RequestMetrics } from './request-metrics.js';
 
 export interface Metrics {
   registry: Registry;
@@ -11,14 +12,8 @@ export interface Metrics {
 export function createMetrics(sourceHealth: (now: number) => SourceHealth[], snapshots: () => SnapshotHistory): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'nerkh_' });
-  const requests = new Counter({ name: 'nerkh_http_requests_total', help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
-  const latency = new Histogram({
-    name: 'nerkh_http_request_duration_seconds',
-    help: 'HTTP request latency by route',
-    labelNames: ['route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
-    registers: [registry],
-  });
+  const requests = new RequestMetrics();
+  requests.register(registry);
   new Gauge({
     name: 'nerkh_source_age_seconds',
     help: 'Age of each source’s kept data',
@@ -51,9 +46,6 @@ export function createMetrics(sourceHealth: (now: number) => SourceHealth[], sna
   });
   return {
     registry,
-    observe(route, method, status, seconds) {
-      requests.inc({ route, method, status });
-      latency.observe({ route }, seconds);
-    },
+    observe: (route, method, status, seconds) => requests.observe(route, method, status, seconds),
   };
 }

@@ -5,7 +5,7 @@ import type { Snapshot } from '../live/snapshot.js';
 import { MAX_KEYS, parseKeyList } from './keys.js';
 
 export interface Rendered {
-  body: string;
+  body: string | Buffer;
   etag: string;
 }
 
@@ -20,7 +20,7 @@ export function renderDetail(
   segment: string,
   allowance: ReadonlySet<string> | null,
   generatedAt: string,
-): Rendered {
+): { body: string; etag: string } {
   const requested = parseKeyList(segment);
   const unknown: string[] = [];
   const denied: string[] = [];
@@ -52,7 +52,54 @@ export function renderDetail(
   }
   hash = combineHash(hash, denied.length);
   const body =
-    `{"success":true,"status":"ok","generated_at":"${generatedAt}","count":${included.size},"rates":[${rates}]` +
+    `${HEAD}${generatedAt}","count":${included.size},"rates":[${rates}]` +
     `,"meta":{"max_keys":${MAX_KEYS},"includes_prices":true,"unknown_keys":${JSON.stringify(unknown)},"denied_keys":${JSON.stringify(denied)}}}`;
   return { body, etag: etagOf('d', hash) };
+}
+
+const HEAD = '{"success":true,"status":"ok","generated_at":"';
+const MAX_CACHED_SEGMENTS = 10_000;
+const EVERY_REFERENCE = Symbol('every reference');
+
+/** A detail response ready to write: the caller adds `HEAD + generated_at` before `tail`. */
+export interface PreparedDetail {
+  /** Everything after the `generated_at` value, UTF-8 encoded once. */
+  tail: Buffer;
+  etag: string;
+}
+
+/**
+ * Detail responses cached per snapshot, allowance and keys segment: a board
+ * polling the same keys costs one map lookup per request until the snapshot
+ * it sees changes. Failures (unknown keys, limits) are not cached.
+ */
+export class DetailRenderer {
+  private readonly cache = new WeakMap<Snapshot, Map<ReadonlySet<string> | symbol, Map<string, PreparedDetail>>>();
+
+  constructor(private readonly catalogue: Catalogue) {}
+
+  static head(generatedAt: string): string {
+    return HEAD + generatedAt;
+  }
+
+  prepare(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null): PreparedDetail {
+    let perSnapshot = this.cache.get(snapshot);
+    if (!perSnapshot) this.cache.set(snapshot, (perSnapshot = new Map()));
+    const id = allowance ?? EVERY_REFERENCE;
+    let perAllowance = perSnapshot.get(id);
+    if (!perAllowance) perSnapshot.set(id, (perAllowance = new Map()));
+    let prepared = perAllowance.get(segment);
+    if (!prepared) {
+      const { body, etag } = renderDetail(snapshot, this.catalogue, segment, allowance, '');
+      prepared = { tail: Buffer.from(body.slice(HEAD.length)), etag };
+      if (perAllowance.size < MAX_CACHED_SEGMENTS) perAllowance.set(segment, prepared);
+    }
+    return prepared;
+  }
+
+  /** The whole body as one buffer, for callers that cannot write in two parts. */
+  render(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null, generatedAt: string): { body: Buffer; etag: string } {
+    const { tail, etag } = this.prepare(snapshot, segment, allowance);
+    return { body: Buffer.concat([Buffer.from(DetailRenderer.head(generatedAt), 'latin1'), tail]), etag };
+  }
 }

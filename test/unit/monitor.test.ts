@@ -358,7 +358,9 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
   });
 
   it('keeps the same snapshot when nothing changed, and publishes a new one when a rate does', async () => {
-    const { engine, paths } = await startEngine(['a'], (p) => writeSource(p.a!, { [USD]: 1001, [EUR]: 1100 }));
+    // EUR carries its own timestamp, so rewriting the file leaves that rate unchanged to the second.
+    const eurAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000).toISOString();
+    const { engine, paths } = await startEngine(['a'], (p) => writeSource(p.a!, { [USD]: 1001, [EUR]: { value: 1100, updated_at: eurAt } }));
     const now = Date.now();
     const first = engine.rebuild(now);
     const second = engine.rebuild(now);
@@ -368,7 +370,7 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
 
     const published: number[] = [];
     engine.onSnapshot((s) => published.push(s.version));
-    writeSource(paths.a!, { [USD]: 1002, [EUR]: 1100 });
+    writeSource(paths.a!, { [USD]: 1002, [EUR]: { value: 1100, updated_at: eurAt } });
     await eventually(() => rate(engine, 'usd_free').value === '1002');
     const next = engine.current();
     assert.ok(next.version > first.version);

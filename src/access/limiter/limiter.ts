@@ -32,15 +32,36 @@ export interface DayClock {
   nextMidnight(now: number): number;
 }
 
-export function rateLimitHeaders(decision: LimitDecision, spec: LimitSpec): Record<string, string> {
-  const policy = spec.perDay === null ? `"minute";q=${spec.perMinute};w=60` : `"minute";q=${spec.perMinute};w=60, "day";q=${spec.perDay};w=86400`;
-  const headers: Record<string, string> = {
-    'ratelimit-policy': policy,
-    ratelimit: `"${decision.window}";r=${decision.remaining};t=${decision.resetSeconds}`,
-    'x-ratelimit-limit': String(decision.limit),
-    'x-ratelimit-remaining': String(decision.remaining),
-    'x-ratelimit-reset': String(decision.resetSeconds),
-  };
-  if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterSeconds);
-  return headers;
+const policies = new WeakMap<LimitSpec, string>();
+
+/** `RateLimit-Policy` for a spec; limits objects are shared per plan, so this is built once each. */
+function policyOf(spec: LimitSpec): string {
+  let policy = policies.get(spec);
+  if (policy === undefined) {
+    policy = spec.perDay === null ? `"minute";q=${spec.perMinute};w=60` : `"minute";q=${spec.perMinute};w=60, "day";q=${spec.perDay};w=86400`;
+    policies.set(spec, policy);
+  }
+  return policy;
+}
+
+/**
+ * The rate-limit headers of a response (IETF `RateLimit`/`RateLimit-Policy` plus the common
+ * `X-RateLimit-*`), appended to a flat `[name, value, name, value…]` list.
+ */
+export function appendRateLimitHeaders(headers: string[], decision: LimitDecision, spec: LimitSpec): void {
+  const remaining = String(decision.remaining);
+  const reset = String(decision.resetSeconds);
+  headers.push(
+    'ratelimit-policy',
+    policyOf(spec),
+    'ratelimit',
+    `"${decision.window}";r=${remaining};t=${reset}`,
+    'x-ratelimit-limit',
+    String(decision.limit),
+    'x-ratelimit-remaining',
+    remaining,
+    'x-ratelimit-reset',
+    reset,
+  );
+  if (!decision.allowed) headers.push('retry-after', String(decision.retryAfterSeconds));
 }

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { renderDetail } from '../../render/detail.js';
 import { sendRendered, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
 import { CatalogueQuery, CatalogueResponse, DetailParams, DetailResponse, errorResponses } from '../schemas.js';
@@ -44,7 +43,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         const now = Date.now();
         const account = request.access!.account;
         const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, now);
-        const rendered = renderDetail(snapshot, deps.catalogue, request.params.keys, account.allowance, deps.time.format(now));
+        const rendered = deps.detailRenderer.render(snapshot, request.params.keys, account.allowance, deps.time.format(now));
         return sendRendered(request, reply, rendered, secondsToBoundary(account.plan.refresh_interval_seconds, now));
       },
     );
