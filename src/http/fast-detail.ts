@@ -35,11 +35,46 @@ export function createDetailFastPath(deps: AppDeps, closing: () => boolean): (re
   };
 }
 
+/** The four request headers the detail path reads. */
+interface DetailHeaders {
+  apiKey: string | undefined;
+  requestId: string | undefined;
+  origin: string | undefined;
+  ifNoneMatch: string | undefined;
+}
+
+/**
+ * Read them straight from the raw header list (first occurrence, names in any
+ * case) rather than have Node build the whole `request.headers` object.
+ */
+function readHeaders(raw: string[]): DetailHeaders {
+  const found: DetailHeaders = { apiKey: undefined, requestId: undefined, origin: undefined, ifNoneMatch: undefined };
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    switch (name.length) {
+      case 9:
+        if (found.apiKey === undefined && name.toLowerCase() === 'x-api-key') found.apiKey = raw[i + 1];
+        break;
+      case 12:
+        if (found.requestId === undefined && name.toLowerCase() === 'x-request-id') found.requestId = raw[i + 1];
+        break;
+      case 6:
+        if (found.origin === undefined && name.toLowerCase() === 'origin') found.origin = raw[i + 1];
+        break;
+      case 13:
+        if (found.ifNoneMatch === undefined && name.toLowerCase() === 'if-none-match') found.ifNoneMatch = raw[i + 1];
+        break;
+    }
+  }
+  return found;
+}
+
 function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerResponse, url: string): void {
   const started = performance.now();
   const now = Date.now();
-  const requestId = requestIdFor(request.headers['x-request-id']);
-  const origin = request.headers.origin;
+  const incoming = readHeaders(request.rawHeaders);
+  const requestId = requestIdFor(incoming.requestId);
+  const origin = incoming.origin;
   // A flat [name, value, …] list: no per-request object shapes to build.
   const headers: string[] = ['x-request-id', requestId];
   if (origin !== undefined) headers.push('access-control-allow-origin', origin, 'vary', 'Origin', 'access-control-expose-headers', EXPOSED_HEADERS);
@@ -47,7 +82,7 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
   let status = 200;
   let failure: { status: number; error: string; path: string } | null = null;
   try {
-    admit(deps, 'detail', request.headers['x-api-key'], origin, request.socket.remoteAddress ?? '', now, (admitted) => {
+    admit(deps, 'detail', incoming.apiKey, origin, request.socket.remoteAddress ?? '', now, (admitted) => {
       access = admitted.access;
       appendRateLimitHeaders(headers, admitted.decision, admitted.access.account.limits);
     });
@@ -55,7 +90,7 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
     const interval = account.plan.refresh_interval_seconds;
     const prepared = deps.detailRenderer.prepare(deps.snapshots.forInterval(interval, now), url.slice(PREFIX.length), account.allowance);
     headers.push('cache-control', cacheControl(secondsToBoundary(interval, now)), 'etag', prepared.etag);
-    if (matchesEtag(request.headers['if-none-match'], prepared.etag)) {
+    if (matchesEtag(incoming.ifNoneMatch, prepared.etag)) {
       status = 304;
       response.writeHead(304, headers);
       response.end();
@@ -72,11 +107,12 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
   } catch (caught) {
     const error = caught instanceof ApiError ? caught : internalError(deps, caught, requestId);
     for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
-    headers.push('cache-control', 'no-store', 'content-type', JSON_TYPE);
+    const body = errorBody(error.code, error.message, deps.time.format(now), requestId);
+    headers.push('cache-control', 'no-store', 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body)));
     status = error.statusCode;
     failure = { status, error: error.code, path: url };
     response.writeHead(status, headers);
-    response.end(errorBody(error.code, error.message, deps.time.format(now), requestId));
+    response.end(body);
   }
   const known = access as KeyAccess | null;
   if (known) deps.meter.record(known.account.id, known.id, 'detail', now, failure);

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startHarness, type Harness } from '../support/harness.js';
+
+/** Headers that legitimately differ between two answers to the same request. */
+const VOLATILE = new Set(['date', 'connection', 'keep-alive', 'x-request-id', 'ratelimit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'transfer-encoding']);
+
+function comparableBody(text: string): unknown {
+  if (text === '') return '';
+  const body = JSON.parse(text) as Record<string, unknown>;
+  delete body.generated_at;
+  delete body.request_id;
+  return body;
+}
+
+function comparableHeaders(headers: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => !VOLATILE.has(name))
+      .map(([name, value]) => [name, String(value)])
+      .sort(([a], [b]) => String(a).localeCompare(String(b))),
+  );
+}
+
+/**
+ * GET /v1/rates/{keys} is answered on node:http before Fastify routes it; `inject`
+ * goes through the Fastify route. Every case must come out the same both ways.
+ */
+describe('detail: raw path and Fastify route agree', () => {
+  let harness: Harness;
+  let base: string;
+  const keys: Record<string, string> = {};
+
+  before(async () => {
+    harness = await startHarness();
+    keys.enterprise = (await harness.keyFor('big-board')).key;
+    keys.basic = (await harness.keyFor('small-board', 'basic', { references: ['usd_free', 'coin_emami'] })).key;
+    keys.suspended = (await harness.keyFor('gone-board', 'pro', { status: 'suspended' })).key;
+    keys.strict = (await harness.keyFor('web-board', 'pro', { origins: ['https://board.example'] })).key;
+    keys.limited = (await harness.keyFor('tiny-board', 'basic', { overrides: { requests_per_minute: 2 } })).key;
+    base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(() => harness.close());
+
+  const cases: { name: string; path: string; headers: (k: Record<string, string>) => Record<string, string> }[] = [
+    { name: 'ten keys', path: '/v1/rates/usd_free,eur_free,coin_emami,gold_18k,gold_ounce,sekkeh,USD_FREE,ons,18ayar,nope', headers: (k) => ({ 'x-api-key': k.enterprise! }) },
+    { name: 'aliases, spaces and case', path: '/v1/rates/Sekkeh,%20usd_free', headers: (k) => ({ 'x-api-key': k.enterprise! }) },
+    { name: 'all unknown', path: '/v1/rates/nothing,none', headers: (k) => ({ 'x-api-key': k.enterprise! }) },
+    { name: 'empty key', path: '/v1/rates/usd_free,,eur_free', headers: (k) => ({ 'x-api-key': k.enterprise! }) },
+    { name: 'eleven keys', path: '/v1/rates/a,b,c,d,e,f,g,h,i,j,k', headers: (k) => ({ 'x-api-key': k.enterprise! }) },
+    { name: 'no key', path: '/v1/rates/usd_free', headers: () => ({}) },
+    { name: 'unknown key', path: '/v1/rates/usd_free', headers: () => ({ 'x-api-key': 'nrk_' + 'Z'.repeat(32) }) },
+    { name: 'suspended account', path: '/v1/rates/usd_free', headers: (k) => ({ 'x-api-key': k.suspended! }) },
+    { name: 'outside the allowance', path: '/v1/rates/usd_free,gold_ounce', headers: (k) => ({ 'x-api-key': k.basic! }) },
+    { name: 'nothing allowed', path: '/v1/rates/gold_ounce', headers: (k) => ({ 'x-api-key': k.basic! }) },
+    { name: 'origin allowed', path: '/v1/rates/usd_free', headers: (k) => ({ 'x-api-key': k.strict!, origin: 'https://board.example' }) },
+    { name: 'origin refused', path: '/v1/rates/usd_free', headers: (k) => ({ 'x-api-key': k.strict!, origin: 'https://elsewhere.example' }) },
+    { name: 'sane request id', path: '/v1/rates/usd_free', headers: (k) => ({ 'x-api-key': k.enterprise!, 'x-request-id': 'board-7' }) },
+  ];
+
+  for (const testCase of cases) {
+    it(testCase.name, async () => {
+      const headers = testCase.headers(keys);
+      const raw = await fetch(base + testCase.path, { headers });
+      const rawBody = await raw.text();
+      const viaFastify = await harness.app.inject({ url: testCase.path, headers });
+      assert.equal(raw.status, viaFastify.statusCode, `${rawBody} vs ${viaFastify.body}`);
+      assert.deepEqual(comparableBody(rawBody), comparableBody(viaFastify.body));
+      const rawHeaders: Record<string, string> = {};
+      raw.headers.forEach((value, name) => (rawHeaders[name] = value));
+      assert.deepEqual(comparableHeaders(rawHeaders), comparableHeaders(viaFastify.headers as Record<string, unknown>));
+      if (headers['x-request-id']) assert.equal(rawHeaders['x-request-id'], headers['x-request-id']);
+    });
+  }
+
+  it('If-None-Match gives 304 both ways', async () => {
+    const first = await fetch(`${base}/v1/rates/usd_free`, { headers: { 'x-api-key': keys.enterprise! } });
+    const etag = first.headers.get('etag')!;
+    const raw = await fetch(`${base}/v1/rates/usd_free`, { headers: { 'x-api-key': keys.enterprise!, 'if-none-match': etag } });
+    const viaFastify = await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': keys.enterprise!, 'if-none-match': etag } });
+    assert.equal(raw.status, 304);
+    assert.equal(viaFastify.statusCode, 304);
+    assert.equal(raw.headers.get('etag'), viaFastify.headers.etag);
+  });
+
+  it('one limiter for both: the raw path and the Fastify route share the window', async () => {
+    const headers = { 'x-api-key': keys.limited! };
+    assert.equal((await fetch(`${base}/v1/rates/usd_free`, { headers })).status, 200);
+    assert.equal((await harness.app.inject({ url: '/v1/rates/usd_free', headers })).statusCode, 200);
+    const raw = await fetch(`${base}/v1/rates/usd_free`, { headers });
+    assert.equal(raw.status, 429);
+    assert.ok(Number(raw.headers.get('retry-after')) >= 1);
+    const viaFastify = await harness.app.inject({ url: '/v1/rates/usd_free', headers });
+    assert.equal(viaFastify.statusCode, 429);
+    assert.deepEqual(comparableBody(await raw.text()), comparableBody(viaFastify.body));
+  });
+
+  it('meters raw-path requests like any other', async () => {
+    const accountId = (await harness.store.accounts.find('big-board'))!.id;
+    const usage = () => harness.app.inject({ url: '/v1/usage', headers: { 'x-api-key': keys.enterprise! } });
+    // A usage request writes everything counted so far before it answers.
+    await usage();
+    const before = await harness.store.usage.total(accountId);
+    await fetch(`${base}/v1/rates/usd_free`, { headers: { 'x-api-key': keys.enterprise! } });
+    await fetch(`${base}/v1/rates/nope_nope`, { headers: { 'x-api-key': keys.enterprise! } });
+    await usage();
+    const after = await harness.store.usage.total(accountId);
+    // The first usage request itself (counted after it answered), one good detail, one failed.
+    assert.deepEqual({ ok: after.ok - before.ok, errors: after.errors - before.errors }, { ok: 2, errors: 1 });
+  });
+});
