@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { admit } from '../access/admission.js';
 import type { KeyAccess } from '../access/directory.js';
 import { appendRateLimitHeaders } from '../access/limiter/limiter.js';
-import { DetailRenderer } from '../render/detail.js';
+import { withHead } from '../render/detail.js';
 import { matchesEtag, secondsToBoundary } from './conditional.js';
 import { EXPOSED_HEADERS, requestIdFor } from './context.js';
 import type { AppDeps } from './deps.js';
@@ -95,11 +95,7 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
       response.writeHead(304, headers);
       response.end();
     } else {
-      const head = DetailRenderer.head(deps.time.format(now));
-      // One buffer: the small ASCII head copied in front of the bytes prepared for this snapshot.
-      const body = Buffer.allocUnsafe(head.length + prepared.tail.length);
-      body.write(head, 0, 'latin1');
-      prepared.tail.copy(body, head.length);
+      const body = withHead(deps.time.format(now), prepared.tail);
       headers.push('content-type', JSON_TYPE, 'content-length', String(body.length));
       response.writeHead(200, headers);
       response.end(body);

@@ -1,12 +1,14 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
 import type { Category, Reference } from '../domain/reference.js';
-import type { Rendered } from './detail.js';
+import { withHead, type Rendered } from './detail.js';
 
 interface Listing {
   json: string;
   count: number;
   hash: number;
+  /** `","count":…,"references":[…]}` encoded once: all a response adds is its head. */
+  tail: Buffer;
 }
 
 /**
@@ -44,22 +46,21 @@ export class CatalogueRenderer {
   }
 
   render(generatedAt: string, category?: Category, q?: string): Rendered {
-    let listing = category ? this.byCategory.get(category) ?? EMPTY : this.all;
+    let listing = category ? this.byCategory.get(category) ?? join([]) : this.all;
     if (q !== undefined && q.trim() !== '') {
       const needle = q.trim().toLowerCase();
       listing = join(this.entries.filter((e) => (!category || e.reference.category === category) && e.haystack.includes(needle)));
     }
-    const body = `{"success":true,"status":"ok","generated_at":"${generatedAt}","count":${listing.count},"references":[${listing.json}]}`;
-    return { body, etag: etagOf('c', listing.hash) };
+    return { body: withHead(generatedAt, listing.tail), etag: etagOf('c', listing.hash) };
   }
 }
 
-const EMPTY: Listing = { json: '', count: 0, hash: 0 };
-
 function join(entries: { json: string; hash: number }[]): Listing {
+  const json = entries.map((e) => e.json).join(',');
   return {
-    json: entries.map((e) => e.json).join(','),
+    json,
     count: entries.length,
     hash: entries.reduce((h, e) => combineHash(h, e.hash), fnv1a(String(entries.length))),
+    tail: Buffer.from(`","count":${entries.length},"references":[${json}]}`),
   };
 }

@@ -97,9 +97,21 @@ export class DetailRenderer {
     return prepared;
   }
 
-  /** The whole body as one buffer, for callers that cannot write in two parts. */
+  /** The whole body as one buffer. */
   render(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null, generatedAt: string): { body: Buffer; etag: string } {
     const { tail, etag } = this.prepare(snapshot, segment, allowance);
-    return { body: Buffer.concat([Buffer.from(DetailRenderer.head(generatedAt), 'latin1'), tail]), etag };
+    return { body: withHead(generatedAt, tail), etag };
   }
+}
+
+/**
+ * `{"success":true,"status":"ok","generated_at":"<time>` followed by bytes prepared
+ * ahead of time: the one part of a cached body that changes per request.
+ */
+export function withHead(generatedAt: string, tail: Buffer): Buffer {
+  const head = HEAD + generatedAt;
+  const body = Buffer.allocUnsafe(head.length + tail.length);
+  body.write(head, 0, 'latin1');
+  tail.copy(body, head.length);
+  return body;
 }
