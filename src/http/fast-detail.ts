@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks';
 import { admit } from '../access/admission.js';
 import type { KeyAccess } from '../access/directory.js';
 import { appendRateLimitHeaders } from '../access/limiter/limiter.js';
-import { withHead } from '../render/detail.js';
 import { matchesEtag, secondsToBoundary } from './conditional.js';
 import { EXPOSED_HEADERS, requestIdFor } from './context.js';
 import type { AppDeps } from './deps.js';
@@ -95,7 +94,7 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
       response.writeHead(304, headers);
       response.end();
     } else {
-      const body = withHead(deps.time.format(now), prepared.tail);
+      const body = prepared.body.at(deps.time.format(now));
       headers.push('content-type', JSON_TYPE, 'content-length', String(body.length));
       response.writeHead(200, headers);
       response.end(body);

@@ -1,14 +1,14 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
 import type { Category, Reference } from '../domain/reference.js';
-import { withHead, type Rendered } from './detail.js';
+import { StampedBody, type Rendered } from './detail.js';
 
 interface Listing {
   json: string;
   count: number;
   hash: number;
-  /** `","count":…,"references":[…]}` encoded once: all a response adds is its head. */
-  tail: Buffer;
+  /** `","count":…,"references":[…]}` encoded once, stamped with the time once a second. */
+  body: StampedBody;
 }
 
 /**
@@ -51,7 +51,7 @@ export class CatalogueRenderer {
       const needle = q.trim().toLowerCase();
       listing = join(this.entries.filter((e) => (!category || e.reference.category === category) && e.haystack.includes(needle)));
     }
-    return { body: withHead(generatedAt, listing.tail), etag: etagOf('c', listing.hash) };
+    return { body: listing.body.at(generatedAt), etag: etagOf('c', listing.hash) };
   }
 }
 
@@ -61,6 +61,6 @@ function join(entries: { json: string; hash: number }[]): Listing {
     json,
     count: entries.length,
     hash: entries.reduce((h, e) => combineHash(h, e.hash), fnv1a(String(entries.length))),
-    tail: Buffer.from(`","count":${entries.length},"references":[${json}]}`),
+    body: new StampedBody(Buffer.from(`","count":${entries.length},"references":[${json}]}`)),
   };
 }

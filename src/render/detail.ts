@@ -61,10 +61,9 @@ const HEAD = '{"success":true,"status":"ok","generated_at":"';
 const MAX_CACHED_SEGMENTS = 10_000;
 const EVERY_REFERENCE = Symbol('every reference');
 
-/** A detail response ready to write: the caller adds `HEAD + generated_at` before `tail`. */
+/** A detail response ready to write but for its `generated_at`. */
 export interface PreparedDetail {
-  /** Everything after the `generated_at` value, UTF-8 encoded once. */
-  tail: Buffer;
+  body: StampedBody;
   etag: string;
 }
 
@@ -91,27 +90,43 @@ export class DetailRenderer {
     let prepared = perAllowance.get(segment);
     if (!prepared) {
       const { body, etag } = renderDetail(snapshot, this.catalogue, segment, allowance, '');
-      prepared = { tail: Buffer.from(body.slice(HEAD.length)), etag };
+      prepared = { body: new StampedBody(Buffer.from(body.slice(HEAD.length))), etag };
       if (perAllowance.size < MAX_CACHED_SEGMENTS) perAllowance.set(segment, prepared);
     }
     return prepared;
   }
 
-  /** The whole body as one buffer. */
   render(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null, generatedAt: string): { body: Buffer; etag: string } {
-    const { tail, etag } = this.prepare(snapshot, segment, allowance);
-    return { body: withHead(generatedAt, tail), etag };
+    const { body, etag } = this.prepare(snapshot, segment, allowance);
+    return { body: body.at(generatedAt), etag };
   }
 }
 
 /**
- * `{"success":true,"status":"ok","generated_at":"<time>` followed by bytes prepared
- * ahead of time: the one part of a cached body that changes per request.
+ * A response body prepared ahead of time but for its head,
+ * `{"success":true,"status":"ok","generated_at":"<time>`. Times are to the
+ * second, so the whole body is put together once a second and the same bytes
+ * serve every request in that second: no allocation, no copy per request.
  */
-export function withHead(generatedAt: string, tail: Buffer): Buffer {
-  const head = HEAD + generatedAt;
-  const body = Buffer.allocUnsafe(head.length + tail.length);
-  body.write(head, 0, 'latin1');
-  tail.copy(body, head.length);
-  return body;
+export class StampedBody {
+  private stamp: string | null = null;
+  private whole: Buffer = EMPTY_BUFFER;
+
+  /** `tail`: everything after the generated_at value, UTF-8 encoded. */
+  constructor(private readonly tail: Buffer) {}
+
+  /** `extra` follows the time in the head and must change only with it (the legacy feed's server_time). */
+  at(generatedAt: string, extra = ''): Buffer {
+    if (generatedAt !== this.stamp) {
+      const head = HEAD + generatedAt + extra;
+      const whole = Buffer.allocUnsafeSlow(head.length + this.tail.length);
+      whole.write(head, 0, 'latin1');
+      this.tail.copy(whole, head.length);
+      this.whole = whole;
+      this.stamp = generatedAt;
+    }
+    return this.whole;
+  }
 }
+
+const EMPTY_BUFFER = Buffer.alloc(0);

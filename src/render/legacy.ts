@@ -1,7 +1,7 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf } from '../domain/hash.js';
 import type { Snapshot } from '../live/snapshot.js';
-import { withHead, type Rendered } from './detail.js';
+import { StampedBody, type Rendered } from './detail.js';
 
 const EVERYTHING = Symbol('every reference');
 
@@ -11,14 +11,14 @@ const EVERYTHING = Symbol('every reference');
  * so a board polling every few seconds costs one concatenation per new snapshot.
  */
 export class LegacyRenderer {
-  private readonly cache = new WeakMap<Snapshot, Map<ReadonlySet<string> | symbol, { inner: Buffer; hash: number }>>();
+  private readonly cache = new WeakMap<Snapshot, Map<ReadonlySet<string> | symbol, { body: StampedBody; hash: number }>>();
 
   constructor(private readonly catalogue: Catalogue) {}
 
   render(snapshot: Snapshot, allowance: ReadonlySet<string> | null, generatedAt: string, now: number): Rendered {
-    const { inner, hash } = this.entries(snapshot, allowance);
-    // server_time changes with the clock, so it goes in the head; the entries are bytes prepared once.
-    return { body: withHead(`${generatedAt}","server_time":${Math.floor(now / 1000)}`, inner), etag: etagOf('w', hash) };
+    const { body, hash } = this.entries(snapshot, allowance);
+    // server_time moves with generated_at (both to the second), so it belongs in the head.
+    return { body: body.at(generatedAt, `","server_time":${Math.floor(now / 1000)}`), etag: etagOf('w', hash) };
   }
 
   private entries(snapshot: Snapshot, allowance: ReadonlySet<string> | null) {
@@ -36,7 +36,7 @@ export class LegacyRenderer {
         inner += `,${JSON.stringify(key)}:${prepared.legacy}`;
         hash = combineHash(hash, prepared.hash);
       }
-      cached = { inner: Buffer.from(`${inner}}`), hash };
+      cached = { body: new StampedBody(Buffer.from(`${inner}}`)), hash };
       perSnapshot.set(id, cached);
     }
     return cached;
