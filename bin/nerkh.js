@@ -1,5 +1,7 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
 // Entry point of the `nerkh` command. `npm ci` builds dist/ (the `prepare` script).
+// The 4 MB young generation keeps a busy server's RSS ~20 MB lower at no measured cost in
+// throughput (see README, Performance); `npm start` passes the same flag.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 

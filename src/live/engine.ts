@@ -21,6 +21,10 @@ export class RatesEngine {
   private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
   private ticker: NodeJS.Timeout | null = null;
   private scheduled = false;
+  /** Set by source changes; cleared by a rebuild. */
+  private sourcesChanged = true;
+  /** The earliest moment a fresh value outlives its source's max age (epoch ms). */
+  private nextExpiry = Infinity;
 
   constructor(
     private readonly catalogue: Catalogue,
@@ -41,10 +45,13 @@ export class RatesEngine {
   }
 
   async start(): Promise<void> {
-    this.monitor.onChange(() => this.schedule());
+    this.monitor.onChange(() => {
+      this.sourcesChanged = true;
+      this.schedule();
+    });
     await this.monitor.start();
     this.rebuild();
-    this.ticker = setInterval(() => this.rebuild(), TICK_MS);
+    this.ticker = setInterval(() => this.tick(), TICK_MS);
     this.ticker.unref();
   }
 
@@ -63,10 +70,23 @@ export class RatesEngine {
     });
   }
 
+  /**
+   * The clock alone changes the snapshot only when a fresh value reaches its max age
+   * or a stale value's age moves; otherwise a tick skips the work (a rebuild stalls
+   * the event loop for a few milliseconds, which shows in request latency).
+   */
+  private tick(now = Date.now()): void {
+    if (this.sourcesChanged || this.snapshot.counts.stale > 0 || now >= this.nextExpiry) this.rebuild(now);
+  }
+
   /** Resolve every reference now; publish a new snapshot only if some rate changed. */
   rebuild(now = Date.now()): Snapshot {
+    this.sourcesChanged = false;
     const previous = this.snapshot;
-    const ordered = this.orderFor(this.monitor.views());
+    const views = this.monitor.views();
+    const maxAge = new Map(views.map((view) => [view.name, view.maxAgeMs]));
+    let nextExpiry = Infinity;
+    const ordered = this.orderFor(views);
     const rates = new Map<string, PreparedRate>();
     const counts = { ok: 0, stale: 0, unavailable: 0 };
     let changed = previous.rates.size !== this.catalogue.size;
@@ -79,6 +99,7 @@ export class RatesEngine {
       if (rate.value !== null && rate.source !== null && rate.updated_at !== null) {
         this.lastKnown.set(reference.key, { value: { raw: rate.value, value: Number(rate.value), updatedAt: rate.updated_at }, source: rate.source });
         if (lastUpdate === null || rate.updated_at > lastUpdate) lastUpdate = rate.updated_at;
+        if (rate.status === 'ok') nextExpiry = Math.min(nextExpiry, rate.updated_at + maxAge.get(rate.source)! + 1);
       }
       const json = serialiseRate(rate, format);
       const old = previous.rates.get(reference.key);
@@ -90,6 +111,7 @@ export class RatesEngine {
       }
     });
 
+    this.nextExpiry = nextExpiry;
     if (!changed) return previous;
     this.snapshot = { version: previous.version + 1, builtAt: now, rates, lastUpdate, counts };
     for (const listener of this.listeners) listener(this.snapshot);
