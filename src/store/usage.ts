@@ -1,24 +1,11 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database, UsageDailyTable, UsageErrorsTable } from './schema.js';
 
-export interface UsageCount {
-  account_id: string;
-  key_id: string;
-  day: string;
-  service: string;
-  ok: number;
-  errors: number;
-}
+/** One row of daily counts: per account, key, day and service. */
+export type UsageCount = UsageDailyTable;
 
-export interface UsageErrorEntry {
-  account_id: string;
-  key_id: string;
-  at: number;
-  service: string;
-  path: string;
-  http_status: number;
-  error: string;
-}
+/** One entry of an account's error log. */
+export type UsageErrorEntry = Omit<UsageErrorsTable, 'id'>;
 
 export const ERROR_LOG_LIMIT = 1000;
 export const ERROR_LOG_DAYS = 30;

@@ -1,33 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertBuilt, BIN, cliOk, freePort, pollUntil, ROOT, runCli, sleep, type RunResult as CliResult } from './helpers.js';
 
-/** The package root, where `bin/nerkh.js` and `data/` live. */
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BIN = join(ROOT, 'bin', 'nerkh.js');
-
-/** Fail early, with a useful message, when `dist/` has not been built. */
-export function assertBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
-}
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-
-/** A TCP port free right now on 127.0.0.1 (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
+// Shared with the failover suite; what follows is specific to the access tests.
+export { assertBuilt, cliOk, freePort, pollUntil, ROOT, runCli, sleep, type CliResult };
 
 /** reference key → source_key, read from the bundled catalogue files. */
 export function catalogueSourceKeys(): Map<string, string> {
@@ -47,36 +24,6 @@ export function catalogueSourceKeys(): Map<string, string> {
   return map;
 }
 
-export interface CliResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run `nerkh <args>` as its own process, bounded by `timeoutMs`. */
-export function runCli(env: NodeJS.ProcessEnv, args: string[], timeoutMs = 20_000): Promise<CliResult> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`nerkh ${args.join(' ')} took more than ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolveRun({ code, signal, stdout, stderr });
-    });
-  });
-}
-
 /** Run a CLI command that must succeed and print JSON (`--json` is appended). */
 export async function cliJson<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
   const result = await runCli(env, [...args, '--json']);
@@ -86,13 +33,6 @@ export async function cliJson<T>(env: NodeJS.ProcessEnv, args: string[]): Promis
   } catch {
     throw new Error(`nerkh ${args.join(' ')} printed no JSON: ${result.stdout}`);
   }
-}
-
-/** Run a CLI command that must exit 0. */
-export async function cliOk(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResult> {
-  const result = await runCli(env, args);
-  if (result.code !== 0) throw new Error(`nerkh ${args.join(' ')} exited ${result.code ?? result.signal}: ${result.stderr.trim() || result.stdout.trim()}`);
-  return result;
 }
 
 export interface ServerProcess {
@@ -192,22 +132,6 @@ export async function get(base: string, path: string, key?: string, timeoutMs = 
     body = null;
   }
   return { status: response.status, headers: response.headers, text, body, sentAt, receivedAt };
-}
-
-/**
- * Call `probe` every `intervalMs` until `done` holds for its result, for at
- * most `timeoutMs`; returns the satisfying result and the time it took.
- * Throws with the last result seen when the time runs out.
- */
-export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, intervalMs = 100, describe: (value: T) => string = (v) => JSON.stringify(v)): Promise<{ value: T; ms: number }> {
-  const started = Date.now();
-  let last: T | undefined;
-  for (;;) {
-    last = await probe();
-    if (done(last)) return { value: last, ms: Date.now() - started };
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms; last: ${last === undefined ? '-' : describe(last)}`);
-    await sleep(intervalMs);
-  }
 }
 
 /** Every regular file under `dir`, recursively. */
