@@ -77,10 +77,6 @@ export class DetailRenderer {
 
   constructor(private readonly catalogue: Catalogue) {}
 
-  static head(generatedAt: string): string {
-    return HEAD + generatedAt;
-  }
-
   prepare(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null): PreparedDetail {
     let perSnapshot = this.cache.get(snapshot);
     if (!perSnapshot) this.cache.set(snapshot, (perSnapshot = new Map()));
