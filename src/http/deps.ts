@@ -30,6 +30,6 @@ export interface AppDeps {
   meter: UsageMeter;
   usage: UsageRepository;
   logLevel?: string;
-  /** Where the raw fast path logs failures (the Fastify path uses its own logger). */
-  log?: { error(details: object, message: string): void };
+  /** The raw detail path's logger (the Fastify routes log through the request's own). */
+  log?: { error(details: object, message: string): void; info(details: object, message: string): void };
 }

@@ -111,7 +111,10 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
   }
   const known = access as KeyAccess | null;
   if (known) deps.meter.record(known.account.id, known.id, 'detail', now, failure);
-  deps.metrics.observe(ROUTE, 'GET', status, (performance.now() - started) / 1000);
+  const ms = performance.now() - started;
+  deps.metrics.observe(ROUTE, 'GET', status, ms / 1000);
+  // The same one line per request as the Fastify routes write; a no-op below level info.
+  deps.log?.info({ reqId: requestId, method: 'GET', url, status, ms: Math.round(ms * 100) / 100 }, 'request');
 }
 
 function cacheControl(maxAge: number): string {
