@@ -2,6 +2,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
 import { ApiError } from '../http/errors.js';
 import type { Snapshot } from '../live/snapshot.js';
+import { SnapshotCache } from './snapshot-cache.js';
 import { MAX_KEYS, parseKeyList } from './keys.js';
 
 export interface Rendered {
@@ -58,7 +59,8 @@ export function renderDetail(
 }
 
 const HEAD = '{"success":true,"status":"ok","generated_at":"';
-const MAX_CACHED_SEGMENTS = 10_000;
+/** Per snapshot; ~5 KB each. */
+const MAX_CACHED_RESPONSES = 2_000;
 const EVERY_REFERENCE = Symbol('every reference');
 
 /** A detail response ready to write but for its `generated_at`. */
@@ -69,27 +71,26 @@ export interface PreparedDetail {
 
 /**
  * Detail responses cached per snapshot, allowance and keys segment: a board
- * polling the same keys costs one map lookup per request until the snapshot
- * it sees changes. Failures (unknown keys, limits) are not cached.
+ * polling the same keys costs a few map lookups per request until the snapshot
+ * it sees changes. Failures are not cached (they throw).
  */
 export class DetailRenderer {
-  private readonly cache = new WeakMap<Snapshot, Map<ReadonlySet<string> | symbol, Map<string, PreparedDetail>>>();
+  private readonly cache = new SnapshotCache<PreparedDetail & { complete: boolean }>(MAX_CACHED_RESPONSES);
 
   constructor(private readonly catalogue: Catalogue) {}
 
   prepare(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null): PreparedDetail {
-    let perSnapshot = this.cache.get(snapshot);
-    if (!perSnapshot) this.cache.set(snapshot, (perSnapshot = new Map()));
-    const id = allowance ?? EVERY_REFERENCE;
-    let perAllowance = perSnapshot.get(id);
-    if (!perAllowance) perSnapshot.set(id, (perAllowance = new Map()));
-    let prepared = perAllowance.get(segment);
-    if (!prepared) {
-      const { body, etag } = renderDetail(snapshot, this.catalogue, segment, allowance, '');
-      prepared = { body: new StampedBody(Buffer.from(body.slice(HEAD.length))), etag };
-      if (perAllowance.size < MAX_CACHED_SEGMENTS) perAllowance.set(segment, prepared);
-    }
-    return prepared;
+    return this.cache.get(
+      snapshot,
+      allowance ?? EVERY_REFERENCE,
+      segment,
+      () => {
+        const { body, etag } = renderDetail(snapshot, this.catalogue, segment, allowance, '');
+        // Answers naming unknown keys are not kept: any string is an unknown key.
+        return { body: new StampedBody(Buffer.from(body.slice(HEAD.length))), etag, complete: body.includes('"unknown_keys":[]') };
+      },
+      (prepared) => prepared.complete,
+    );
   }
 
   render(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null, generatedAt: string): { body: Buffer; etag: string } {

@@ -2,6 +2,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf } from '../domain/hash.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { StampedBody, type Rendered } from './detail.js';
+import { SnapshotCache } from './snapshot-cache.js';
 
 const EVERYTHING = Symbol('every reference');
 
@@ -11,7 +12,8 @@ const EVERYTHING = Symbol('every reference');
  * so a board polling every few seconds costs one concatenation per new snapshot.
  */
 export class LegacyRenderer {
-  private readonly cache = new WeakMap<Snapshot, Map<ReadonlySet<string> | symbol, { body: StampedBody; hash: number }>>();
+  /** Per snapshot; an entry is the whole allowance (tens of KB), so few are kept. */
+  private readonly cache = new SnapshotCache<{ body: StampedBody; hash: number }>(200);
 
   constructor(private readonly catalogue: Catalogue) {}
 
@@ -22,11 +24,7 @@ export class LegacyRenderer {
   }
 
   private entries(snapshot: Snapshot, allowance: ReadonlySet<string> | null) {
-    let perSnapshot = this.cache.get(snapshot);
-    if (!perSnapshot) this.cache.set(snapshot, (perSnapshot = new Map()));
-    const id = allowance ?? EVERYTHING;
-    let cached = perSnapshot.get(id);
-    if (!cached) {
+    return this.cache.get(snapshot, allowance ?? EVERYTHING, '', () => {
       const keys = allowance ?? this.catalogue.references.map((reference) => reference.key);
       let inner = '';
       let hash = 0x811c9dc5;
@@ -36,9 +34,7 @@ export class LegacyRenderer {
         inner += `,${JSON.stringify(key)}:${prepared.legacy}`;
         hash = combineHash(hash, prepared.hash);
       }
-      cached = { body: new StampedBody(Buffer.from(`${inner}}`)), hash };
-      perSnapshot.set(id, cached);
-    }
-    return cached;
+      return { body: new StampedBody(Buffer.from(`${inner}}`)), hash };
+    });
   }
 }
