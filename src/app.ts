@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { createDetailFastPath } from './http/fast-detail.js';
+import { createDetailFastPath, type FastPathState } from './http/fast-detail.js';
 import { installAccessHook } from './http/access-hook.js';
 import { ALLOWED_METHODS, EXPOSED_HEADERS, requestIdFor } from './http/context.js';
 import type { AppDeps } from './http/deps.js';
@@ -20,8 +20,9 @@ export type { AppDeps } from './http/deps.js';
 
 /** Build the HTTP application; no I/O happens here, so tests build it and call `inject`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  let closing = false;
-  const fastDetail = createDetailFastPath(deps, () => closing);
+  // What the raw detail path needs from the app around it; filled in as the app comes up and goes down.
+  const server: FastPathState = { closing: false, log: null };
+  const fastDetail = createDetailFastPath(deps, server);
   const app = Fastify({
     // The detail endpoint is answered before Fastify's routing when it can be (see fast-detail.ts).
     serverFactory: (handler) => {
@@ -45,17 +46,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 2048, ignoreDuplicateSlashes: false },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
-    frameworkErrors: (error, request, reply) => {
+    frameworkErrors: (_error, request, reply) => {
       const code = request.url.startsWith('/v1/rates/') ? 'INVALID_KEYS' : 'NOT_FOUND';
       sendError(reply, new ApiError(code, code === 'INVALID_KEYS' ? 'The keys segment is malformed (bad URL encoding or too long).' : undefined), deps.time, request.id ?? requestIdFor(undefined));
-      void error;
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  server.log = app.log;
   app.addHook('preClose', async () => {
-    closing = true;
+    server.closing = true;
   });
-  deps.log ??= app.log;
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   app.addHook('onRequest', async (request, reply) => {

@@ -1,6 +1,21 @@
 import type { Catalogue } from './catalogue/catalogue.js';
+import { loadCatalogue } from './catalogue/load.js';
 import { ConfigError, type AppConfig } from './config.js';
-import type { Plan } from './domain/plan.js';
+import { buildPlans, type Plan } from './domain/plan.js';
+
+export interface ReferenceData {
+  catalogue: Catalogue;
+  plans: Map<string, Plan>;
+  /** `source_priority` keyed by canonical reference key. */
+  sourcePriority: Record<string, string[]>;
+}
+
+/** The catalogue and the plans built on it, with the config's references checked: what the server and the CLI share. */
+export function loadReferenceData(config: AppConfig): ReferenceData {
+  const catalogue = loadCatalogue(config.cataloguePath);
+  const plans = buildPlans(catalogue.popular, config.plans);
+  return { catalogue, plans, sourcePriority: checkAgainstCatalogue(config, plans, catalogue) };
+}
 
 /**
  * The parts of the config that name references, checked against the loaded

@@ -1,9 +1,7 @@
 import { AccessDirectory } from './access/directory.js';
 import { buildApp } from './app.js';
-import { loadCatalogue } from './catalogue/load.js';
 import type { AppConfig } from './config.js';
 import { DemoFeeder } from './demo/feeder.js';
-import { buildPlans } from './domain/plan.js';
 import { ZoneTime } from './domain/time.js';
 import { createMetrics } from './http/metrics.js';
 import { RatesEngine } from './live/engine.js';
@@ -15,7 +13,7 @@ import { UsageMeter } from './usage/meter.js';
 import { MemoryLimiter } from './access/limiter/memory.js';
 import { FailedAttempts } from './access/failed-attempts.js';
 import { SourceMonitor } from './sources/monitor.js';
-import { checkAgainstCatalogue } from './config-checks.js';
+import { loadReferenceData } from './config-checks.js';
 import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
 
@@ -38,9 +36,7 @@ export interface RuntimeOptions {
 /** Assemble the service from its config: data, sources, store, access, HTTP. Nothing listens yet. */
 export async function startRuntime(config: AppConfig, log: (line: string) => void = console.log, options: RuntimeOptions = {}): Promise<Runtime> {
   const time = new ZoneTime(config.timezone);
-  const catalogue = loadCatalogue(config.cataloguePath);
-  const plans = buildPlans(catalogue.popular, config.plans);
-  const sourcePriority = checkAgainstCatalogue(config, plans, catalogue);
+  const { catalogue, plans, sourcePriority } = loadReferenceData(config);
 
   const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, log) : null;
   feeder?.start();

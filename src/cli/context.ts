@@ -1,7 +1,6 @@
-import { loadCatalogue } from '../catalogue/load.js';
-import { checkAgainstCatalogue } from '../config-checks.js';
+import { loadReferenceData } from '../config-checks.js';
 import { loadConfig, type AppConfig } from '../config.js';
-import { buildPlans, type Plan } from '../domain/plan.js';
+import type { Plan } from '../domain/plan.js';
 import { ZoneTime } from '../domain/time.js';
 import { Store } from '../store/store.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -17,9 +16,7 @@ export interface CliContext {
 
 export async function withContext<T>(work: (context: CliContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const catalogue = loadCatalogue(config.cataloguePath);
-  const plans = buildPlans(catalogue.popular, config.plans);
-  checkAgainstCatalogue(config, plans, catalogue);
+  const { catalogue, plans } = loadReferenceData(config);
   const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     return await work({ config, catalogue, plans, store, time: new ZoneTime(config.timezone) });

@@ -59,24 +59,16 @@ export function buildPlans(popular: readonly string[], configured: Record<string
     const count = default_reference_count ?? popular.length;
     plans.set(name, { ...plan, services: [...plan.services], default_references: popular.slice(0, count) });
   }
+  const basic = plans.get('basic')!;
   for (const [name, overrides] of Object.entries(configured)) {
-    const base = plans.get(name) ?? {
-      ...DEFAULT_PLANS.basic!,
-      name,
-      default_references: popular.slice(0, DEFAULT_PLANS.basic!.default_reference_count ?? 50),
-    };
-    const merged: Plan = { ...base, ...overrides, name };
+    // A plan the defaults do not have starts from basic.
+    const merged: Plan = { ...(plans.get(name) ?? basic), ...overrides, name };
     if (overrides.max_references !== undefined && overrides.default_references === undefined && merged.max_references !== null) {
       merged.default_references = popular.slice(0, merged.max_references);
     }
-    plans.set(name, stripCount(merged));
+    plans.set(name, merged);
   }
   return plans;
-}
-
-function stripCount(plan: Plan & { default_reference_count?: unknown }): Plan {
-  const { default_reference_count: _ignored, ...rest } = plan;
-  return rest;
 }
 
 /** A plan with one account's overrides applied. */

@@ -30,6 +30,4 @@ export interface AppDeps {
   meter: UsageMeter;
   usage: UsageRepository;
   logLevel?: string;
-  /** The raw detail path's logger (the Fastify routes log through the request's own). */
-  log?: { error(details: object, message: string): void; info(details: object, message: string): void };
 }

@@ -21,17 +21,29 @@ const cacheControls: string[] = [];
  * a server shutting down) returns false and goes to Fastify, which answers
  * it the same way (a parity test holds the two together).
  */
-export function createDetailFastPath(deps: AppDeps, closing: () => boolean): (request: IncomingMessage, response: ServerResponse) => boolean {
+export function createDetailFastPath(deps: AppDeps, state: FastPathState): (request: IncomingMessage, response: ServerResponse) => boolean {
   return (request, response) => {
     const url = request.url!;
-    if (request.method !== 'GET' || !url.startsWith(PREFIX) || url.length === PREFIX.length || closing()) return false;
+    if (request.method !== 'GET' || !url.startsWith(PREFIX) || url.length === PREFIX.length || state.closing) return false;
     for (let i = PREFIX.length; i < url.length; i++) {
       const c = url.charCodeAt(i);
       if (c === 0x3f /* ? */ || c === 0x25 /* % */ || c === 0x2f /* / */) return false;
     }
-    serveDetail(deps, request, response, url);
+    serveDetail(deps, state.log, request, response, url);
     return true;
   };
+}
+
+/** Owned by the app: a closing server leaves every request to Fastify (which answers 503). */
+export interface FastPathState {
+  closing: boolean;
+  /** The app's logger (Fastify routes log through the request's own). */
+  log: Logger | null;
+}
+
+interface Logger {
+  error(details: object, message: string): void;
+  info(details: object, message: string): void;
 }
 
 /** The four request headers the detail path reads. */
@@ -68,7 +80,7 @@ function readHeaders(raw: string[]): DetailHeaders {
   return found;
 }
 
-function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerResponse, url: string): void {
+function serveDetail(deps: AppDeps, log: Logger | null, request: IncomingMessage, response: ServerResponse, url: string): void {
   const started = performance.now();
   const now = Date.now();
   const incoming = readHeaders(request.rawHeaders);
@@ -100,7 +112,7 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
       response.end(body);
     }
   } catch (caught) {
-    const error = caught instanceof ApiError ? caught : internalError(deps, caught, requestId);
+    const error = caught instanceof ApiError ? caught : internalError(log, caught, requestId);
     for (const [name, value] of Object.entries(error.headers)) headers.push(name, value);
     const body = errorBody(error.code, error.message, deps.time.format(now), requestId);
     headers.push('cache-control', 'no-store', 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body)));
@@ -114,14 +126,14 @@ function serveDetail(deps: AppDeps, request: IncomingMessage, response: ServerRe
   const ms = performance.now() - started;
   deps.metrics.observe(ROUTE, 'GET', status, ms / 1000);
   // The same one line per request as the Fastify routes write; a no-op below level info.
-  deps.log?.info({ reqId: requestId, method: 'GET', url, status, ms: Math.round(ms * 100) / 100 }, 'request');
+  log?.info({ reqId: requestId, method: 'GET', url, status, ms: Math.round(ms * 100) / 100 }, 'request');
 }
 
 function cacheControl(maxAge: number): string {
   return (cacheControls[maxAge] ??= `private, max-age=${maxAge}`);
 }
 
-function internalError(deps: AppDeps, error: unknown, requestId: string): ApiError {
-  deps.log?.error({ err: error, reqId: requestId }, 'request failed');
+function internalError(log: Logger | null, error: unknown, requestId: string): ApiError {
+  log?.error({ err: error, reqId: requestId }, 'request failed');
   return new ApiError('INTERNAL_ERROR');
 }

@@ -21,7 +21,7 @@ export function renderDetail(
   segment: string,
   allowance: ReadonlySet<string> | null,
   generatedAt: string,
-): { body: string; etag: string } {
+): { body: string; etag: string; namesUnknownKeys: boolean } {
   const requested = parseKeyList(segment);
   const unknown: string[] = [];
   const denied: string[] = [];
@@ -40,10 +40,9 @@ export function renderDetail(
       refused.add(reference.key);
       continue;
     }
-    if (included.has(reference.key)) continue;
-    included.add(reference.key);
     const prepared = snapshot.rates.get(reference.key);
-    if (!prepared) continue;
+    if (!prepared || included.has(reference.key)) continue;
+    included.add(reference.key);
     rates += rates === '' ? prepared.json : ',' + prepared.json;
     hash = combineHash(hash, prepared.hash);
   }
@@ -55,7 +54,7 @@ export function renderDetail(
   const body =
     `${HEAD}${generatedAt}","count":${included.size},"rates":[${rates}]` +
     `,"meta":{"max_keys":${MAX_KEYS},"includes_prices":true,"unknown_keys":${JSON.stringify(unknown)},"denied_keys":${JSON.stringify(denied)}}}`;
-  return { body, etag: etagOf('d', hash) };
+  return { body, etag: etagOf('d', hash), namesUnknownKeys: unknown.length > 0 };
 }
 
 const HEAD = '{"success":true,"status":"ok","generated_at":"';
@@ -75,7 +74,7 @@ export interface PreparedDetail {
  * it sees changes. Failures are not cached (they throw).
  */
 export class DetailRenderer {
-  private readonly cache = new SnapshotCache<PreparedDetail & { complete: boolean }>(MAX_CACHED_RESPONSES);
+  private readonly cache = new SnapshotCache<PreparedDetail & { namesUnknownKeys: boolean }>(MAX_CACHED_RESPONSES);
 
   constructor(private readonly catalogue: Catalogue) {}
 
@@ -85,11 +84,11 @@ export class DetailRenderer {
       allowance ?? EVERY_REFERENCE,
       segment,
       () => {
-        const { body, etag } = renderDetail(snapshot, this.catalogue, segment, allowance, '');
-        // Answers naming unknown keys are not kept: any string is an unknown key.
-        return { body: new StampedBody(Buffer.from(body.slice(HEAD.length))), etag, complete: body.includes('"unknown_keys":[]') };
+        const { body, etag, namesUnknownKeys } = renderDetail(snapshot, this.catalogue, segment, allowance, '');
+        return { body: new StampedBody(Buffer.from(body.slice(HEAD.length))), etag, namesUnknownKeys };
       },
-      (prepared) => prepared.complete,
+      // Answers naming unknown keys are not kept: any string is an unknown key.
+      (prepared) => !prepared.namesUnknownKeys,
     );
   }
 

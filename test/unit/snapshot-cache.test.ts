@@ -51,6 +51,7 @@ describe('DetailRenderer cache', () => {
   it('reuses a prepared answer for the same keys, but never one naming unknown keys', () => {
     const renderer = new DetailRenderer(catalogue);
     const s = snapshot(1);
+    (s.rates as Map<string, unknown>).set('usd_free', { rate: {}, json: '{"key":"usd_free"}', legacy: '{}', hash: 1 });
     assert.equal(renderer.prepare(s, 'usd_free', null), renderer.prepare(s, 'usd_free', null));
     assert.notEqual(renderer.prepare(s, 'usd_free,made_up', null), renderer.prepare(s, 'usd_free,made_up', null));
   });
