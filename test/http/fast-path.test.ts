@@ -73,6 +73,18 @@ describe('detail: raw path and Fastify route agree', () => {
     });
   }
 
+  it('a cached answer still carries the time it was served', async () => {
+    const headers = { 'x-api-key': keys.enterprise! };
+    const generatedAt = async (viaFastify: boolean) =>
+      JSON.parse(viaFastify ? (await harness.app.inject({ url: '/v1/rates/coin_emami', headers })).body : await (await fetch(`${base}/v1/rates/coin_emami`, { headers })).text()).generated_at as string;
+    const first = [await generatedAt(false), await generatedAt(true)];
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = [await generatedAt(false), await generatedAt(true)];
+    assert.notEqual(second[0], first[0]);
+    assert.notEqual(second[1], first[1]);
+    assert.ok(Math.abs(Date.parse(second[0]!) - Date.now()) < 2000, second[0]);
+  });
+
   it('If-None-Match gives 304 both ways', async () => {
     const first = await fetch(`${base}/v1/rates/usd_free`, { headers: { 'x-api-key': keys.enterprise! } });
     const etag = first.headers.get('etag')!;

@@ -258,8 +258,8 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
     for (const engine of running.splice(0)) engine.stop();
   });
 
-  async function startEngine(names: string[], write: (paths: Record<string, string>) => void, priority: Record<string, string[]> = {}): Promise<{ engine: RatesEngine; paths: Record<string, string> }> {
-    const configs = fileSources(folder(), names, 300);
+  async function startEngine(names: string[], write: (paths: Record<string, string>) => void, priority: Record<string, string[]> = {}, maxAgeSeconds = 300): Promise<{ engine: RatesEngine; paths: Record<string, string> }> {
+    const configs = fileSources(folder(), names, maxAgeSeconds);
     const paths = Object.fromEntries(configs.map((c) => [c.name, c.path!]));
     write(paths);
     const engine = new RatesEngine(catalogue, new SourceMonitor(configs), time, priority);
@@ -269,6 +269,23 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
   }
 
   const rate = (engine: RatesEngine, key: string) => engine.current().rates.get(key)!.rate;
+
+  it('on its own clock, fails over when a value outlives its max age though no file changed', async () => {
+    const almostOld = new Date(Date.now() - 500).toISOString();
+    const { engine } = await startEngine(
+      ['a', 'b'],
+      (p) => {
+        writeSource(p.a!, { [USD]: { value: 1001, updated_at: almostOld } });
+        writeSource(p.b!, { [USD]: 2002 }, new Date(Date.now() + 60_000));
+      },
+      {},
+      2,
+    );
+    assert.equal(rate(engine, 'usd_free').source, 'a');
+    // a's value passes its 2 s max age about 1.5 s from now; only the engine's tick can notice.
+    await eventually(() => rate(engine, 'usd_free').source === 'b', 4000);
+    assert.equal(rate(engine, 'usd_free').value, '2002');
+  });
 
   it('resolves every reference of the catalogue', async () => {
     const { engine } = await startEngine(['a'], (p) => writeSource(p.a!, { [USD]: 1 }));
