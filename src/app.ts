@@ -21,7 +21,7 @@ export type { AppDeps } from './http/deps.js';
 /** Build the HTTP application; no I/O happens here, so tests build it and call `inject`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // What the raw detail path needs from the app around it; filled in as the app comes up and goes down.
-  const server: FastPathState = { closing: false, log: null };
+  const server: FastPathState = { closing: false, log: null, logRequests: false };
   const fastDetail = createDetailFastPath(deps, server);
   const app = Fastify({
     // The detail endpoint is answered before Fastify's routing when it can be (see fast-detail.ts).
@@ -53,6 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   server.log = app.log;
+  server.logRequests = ['trace', 'debug', 'info'].includes(app.log.level);
   app.addHook('preClose', async () => {
     server.closing = true;
   });

@@ -16,6 +16,8 @@ export class ZoneTime {
   private readonly jalaliDays = new Map<string, string>();
   private lastSecond = -1;
   private lastText = '';
+  private dayOfText = '';
+  private lastDay = '';
 
   constructor(timeZone: string) {
     if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone: ${timeZone}`);
@@ -55,7 +57,13 @@ export class ZoneTime {
 
   /** The calendar date (YYYY-MM-DD) in the zone: the day usage is counted under. */
   day(ms: number): string {
-    return this.format(ms).slice(0, 10);
+    const text = this.format(ms);
+    // format() returns the same string all second long, so the slice is taken once a second.
+    if (text !== this.dayOfText) {
+      this.dayOfText = text;
+      this.lastDay = text.slice(0, 10);
+    }
+    return this.lastDay;
   }
 
   /** Epoch ms of the first midnight in the zone after `ms`: when a usage or limit day ends. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -105,6 +106,27 @@ describe('detail: raw path and Fastify route agree', () => {
     const viaFastify = await harness.app.inject({ url: '/v1/rates/usd_free', headers });
     assert.equal(viaFastify.statusCode, 429);
     assert.deepEqual(comparableBody(await raw.text()), comparableBody(viaFastify.body));
+  });
+
+  it('keeps a connection going after requests with and without bodies', { timeout: 10_000 }, async () => {
+    const { hostname, port } = new URL(base);
+    const head = `Host: ${hostname}\r\nx-api-key: ${keys.enterprise!}\r\n`;
+    // Pipelined on one socket: a GET with a body (larger than a stream buffers), one with a chunked body, then plain GETs.
+    const body = 'x'.repeat(256 * 1024);
+    const requests =
+      `GET /v1/rates/usd_free HTTP/1.1\r\n${head}content-length: ${body.length}\r\n\r\n${body}` +
+      `GET /v1/rates/eur_free HTTP/1.1\r\n${head}transfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n` +
+      `GET /v1/rates/coin_emami HTTP/1.1\r\n${head}\r\n`.repeat(20) +
+      `GET /v1/rates/gold_18k HTTP/1.1\r\n${head}connection: close\r\n\r\n`;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(requests));
+      let text = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text)).on('error', reject);
+    });
+    const statuses = [...answer.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+    assert.deepEqual(statuses, Array(23).fill('200'));
+    const keysServed = [...answer.matchAll(/"key":"(\w+)"/g)].map((m) => m[1]);
+    assert.deepEqual([keysServed[0], keysServed[1], keysServed[2], keysServed.at(-1)], ['usd_free', 'eur_free', 'coin_emami', 'gold_18k']);
   });
 
   it('meters raw-path requests like any other', async () => {

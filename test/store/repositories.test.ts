@@ -534,6 +534,20 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await store.usage.total(accountId), { ok, errors: failed });
       });
 
+      it('counts requests either side of midnight under their own days', async () => {
+        const meter = new UsageMeter(store.usage, store.keys, time);
+        const midnight = time.nextMidnight(Date.now());
+        const [before, after] = [time.day(midnight - 1), time.day(midnight)];
+        const totalBefore = await store.usage.total(accountId);
+        // Out of order too: a late request for the old day after the new one has begun.
+        for (const at of [midnight - 2, midnight - 1, midnight, midnight - 1, midnight + 1, midnight + 2]) meter.record(accountId, keyA, 'usage', at, null);
+        await meter.flush();
+        const usageRows = async (day: string) => (await store.usage.daily(accountId, day)).filter((row) => row.day === day && row.service === 'usage');
+        assert.deepEqual((await usageRows(before)).map((row) => row.ok), [3]);
+        assert.deepEqual((await usageRows(after)).map((row) => row.ok), [3]);
+        assert.deepEqual(await store.usage.total(accountId), { ok: totalBefore.ok + 6, errors: totalBefore.errors });
+      });
+
       it('keeps a batch that failed to write and writes it, exactly once, on the next flush', async () => {
         const failures: unknown[] = [];
         const meter = new UsageMeter(store.usage, store.keys, time, (error) => failures.push(error));
