@@ -27,6 +27,8 @@ interface Target {
   name: string;
   url: string;
   headers: Record<string, string>;
+  /** The process answering it, whose memory is read around each round. */
+  pid: number;
 }
 
 async function main() {
@@ -49,7 +51,8 @@ async function main() {
     const seeded = await seedAccounts(env, ACCOUNTS);
 
     const server = await startServer(env, children);
-    const idleRss = memory(server.child.pid!).rss;
+    const serverPid = server.child.pid!;
+    const { rss: idleRss, peak: startPeak } = memory(serverPid);
     console.log(`nerkh ready in ${server.readyMs} ms with ${seeded + 1} accounts and keys (cold start, process spawn to /readyz); RSS ${idleRss.toFixed(1)} MB`);
     const base = `http://127.0.0.1:${env.NERKH_PORT}`;
     const auth = { 'x-api-key': key };
@@ -66,32 +69,45 @@ async function main() {
     writeFileSync(join(work, 'body.json'), body);
     writeFileSync(join(work, 'headers.json'), JSON.stringify(sampleHeaders));
     const baselinePort = await freePort();
-    await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(baselinePort), join(work, 'body.json'), join(work, 'headers.json')], {}, /baseline listening/);
+    const baseline = await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(baselinePort), join(work, 'body.json'), join(work, 'headers.json')], {}, /baseline listening/);
 
     const targets: Target[] = [
-      { name: 'baseline node:http (same bytes)', url: `http://127.0.0.1:${baselinePort}${detailPath}`, headers: auth },
-      { name: 'detail, 10 keys', url: base + detailPath, headers: auth },
-      { name: 'catalogue', url: `${base}/v1/rates`, headers: auth },
-      { name: 'legacy feed', url: `${base}/webservice/bench`, headers: auth },
+      { name: 'baseline node:http (same bytes)', url: `http://127.0.0.1:${baselinePort}${detailPath}`, headers: auth, pid: baseline.pid! },
+      { name: 'detail, 10 keys', url: base + detailPath, headers: auth, pid: serverPid },
+      { name: 'catalogue', url: `${base}/v1/rates`, headers: auth, pid: serverPid },
+      { name: 'legacy feed', url: `${base}/webservice/bench`, headers: auth, pid: serverPid },
     ];
     const results = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    // The highest resident memory of the answering process while each target was loaded.
+    const peaks = new Map<string, number>();
     // Warm both servers up (JIT, caches) before anything is recorded.
     for (const target of targets.slice(0, 2)) await measure(target.url, target.headers, 2, CONNECTIONS);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
+        resetPeak(target.pid);
         const result = await measure(target.url, target.headers, SECONDS, CONNECTIONS);
+        const peak = memory(target.pid).peak;
         results.get(target.name)!.push(result);
-        console.log(`round ${round}: ${target.name.padEnd(32)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}`);
+        peaks.set(target.name, Math.max(peaks.get(target.name) ?? 0, peak));
+        console.log(`round ${round}: ${target.name.padEnd(32)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}  peak RSS ${peak.toFixed(0)} MB`);
       }
     }
-    const after = memory(server.child.pid!);
-    report(results, targets, { idle: idleRss, after: after.rss, peak: after.peak }, server.readyMs, seeded + 1);
+    const after = memory(serverPid);
+    const serverPeak = Math.max(startPeak, ...targets.filter((t) => t.pid === serverPid).map((t) => peaks.get(t.name)!));
+    report(results, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1);
   } finally {
     cleanup();
   }
 }
 
-function report(results: Map<string, Measurement[]>, targets: Target[], rss: { idle: number; after: number; peak: number }, readyMs: number, accounts: number) {
+function report(
+  results: Map<string, Measurement[]>,
+  targets: Target[],
+  peaks: Map<string, number>,
+  rss: { idle: number; after: number; peak: number },
+  readyMs: number,
+  accounts: number,
+) {
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const baselineRuns = results.get(targets[0]!.name)!;
   const rows = targets.map((target) => {
@@ -108,16 +124,17 @@ function report(results: Map<string, Measurement[]>, targets: Target[], rss: { i
       p99_worst_ms: Number(Math.max(...runs.map((r) => r.p99Ms)).toFixed(2)),
       non_2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
       ratio: Number(ratio.toFixed(3)),
+      peak_rss_mb: Number(peaks.get(target.name)!.toFixed(1)),
     };
   });
   console.log('');
-  console.log(`${'target'.padEnd(32)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'worst'.padStart(7)} ${'non-2xx'.padStart(8)} ${'ratio'.padStart(6)}`);
+  console.log(`${'target'.padEnd(32)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'worst'.padStart(7)} ${'non-2xx'.padStart(8)} ${'ratio'.padStart(6)} ${'peak MB'.padStart(8)}`);
   for (const row of rows) {
     console.log(
-      `${row.target.padEnd(32)} ${String(row.rps).padStart(8)} ${row.p50_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${row.p99_worst_ms.toFixed(2).padStart(7)} ${String(row.non_2xx).padStart(8)} ${row.ratio.toFixed(3).padStart(6)}`,
+      `${row.target.padEnd(32)} ${String(row.rps).padStart(8)} ${row.p50_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${row.p99_worst_ms.toFixed(2).padStart(7)} ${String(row.non_2xx).padStart(8)} ${row.ratio.toFixed(3).padStart(6)} ${row.peak_rss_mb.toFixed(0).padStart(8)}`,
     );
   }
-  console.log('req/s: mean of the rounds; p50, p99: median round (worst: worst round); ratio: median over rounds of req/s against the baseline round just before.');
+  console.log('req/s: mean of the rounds; p50, p99: median round (worst: worst round); ratio: median over rounds of req/s against the baseline round just before; peak MB: highest RSS of the answering process while that target was loaded.');
   console.log(`server RSS with ${accounts} accounts and keys: ${rss.idle.toFixed(1)} MB idle, ${rss.after.toFixed(1)} MB after the runs, ${rss.peak.toFixed(1)} MB peak; cold start to ready: ${readyMs} ms`);
   const detail = rows[1]!;
   const verdict = detail.ratio >= 0.8 && detail.non_2xx === 0 && detail.p99_ms <= 5 && rss.after <= 150 && readyMs <= 1500;
@@ -214,6 +231,15 @@ function startChild(children: ChildProcess[], command: string, args: string[], e
     child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
     setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), 20_000).unref();
   });
+}
+
+/** Start a new high-water mark for the process's resident memory (Linux: clear_refs 5); best effort. */
+function resetPeak(pid: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // Not permitted here: the peak then spans every round so far.
+  }
 }
 
 /** Resident memory now and its high-water mark, in MB (Linux /proc). */
