@@ -11,6 +11,17 @@ function snap(version: number, builtAt: number): Snapshot {
   return { version, builtAt, rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
 }
 
+/** A snapshot from before the minute T, then two built 5 s and 30 s into it. */
+function minuteOfSnapshots() {
+  const s0 = snap(0, T - 30 * S);
+  const history = new SnapshotHistory(s0, 60);
+  const s1 = snap(1, T + 5 * S);
+  const s2 = snap(2, T + 30 * S);
+  history.push(s1);
+  history.push(s2);
+  return { history, s0, s1, s2 };
+}
+
 describe('SnapshotHistory', () => {
   it('shows the latest snapshot for interval 0 (live)', () => {
     const history = new SnapshotHistory(snap(0, T - 30 * S), 60);
@@ -23,12 +34,7 @@ describe('SnapshotHistory', () => {
   });
 
   it('shows a 60 s tier the snapshot as of the last whole minute', () => {
-    const s0 = snap(0, T - 30 * S);
-    const history = new SnapshotHistory(s0, 60);
-    const s1 = snap(1, T + 5 * S);
-    const s2 = snap(2, T + 30 * S);
-    history.push(s1);
-    history.push(s2);
+    const { history, s0, s2 } = minuteOfSnapshots();
     assert.equal(history.forInterval(60, T + 45 * S), s0);
     assert.equal(history.forInterval(60, T + 59_999), s0);
     assert.equal(history.forInterval(60, T + 60 * S), s2);
@@ -36,12 +42,7 @@ describe('SnapshotHistory', () => {
   });
 
   it('shows faster tiers newer snapshots', () => {
-    const s0 = snap(0, T - 30 * S);
-    const history = new SnapshotHistory(s0, 60);
-    const s1 = snap(1, T + 5 * S);
-    const s2 = snap(2, T + 30 * S);
-    history.push(s1);
-    history.push(s2);
+    const { history, s0, s1, s2 } = minuteOfSnapshots();
     const now = T + 45_500;
     assert.equal(history.forInterval(1, now), s2);
     assert.equal(history.forInterval(10, now), s2);
