@@ -1,6 +1,35 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layers of src/, top to bottom: a folder may import only from the layers
+ * below it, so no rule or table ever has to reach back up (ARCHITECTURE.md).
+ */
+const LAYERS = [
+  { files: ['src/domain/**'], forbidden: ['catalogue', 'sources', 'store', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server', 'config', 'config-checks'] },
+  { files: ['src/catalogue/**', 'src/sources/**', 'src/store/**'], forbidden: ['access', 'usage', 'live', 'bus', 'roles', 'history', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server'] },
+  { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/history/**'], forbidden: ['render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'] },
+  { files: ['src/render/**', 'src/web/**', 'src/stream/**'], forbidden: ['http', 'cli', 'roles', 'app', 'runtime', 'server'] },
+  { files: ['src/http/**'], forbidden: ['cli', 'roles', 'app', 'runtime', 'server'] },
+];
+
+const layerRules = LAYERS.map(({ files, forbidden }) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^(\\.\\./)+(${forbidden.join('|')})(/|\\.js$)`,
+            message: 'This layer may import only from the layers below it (see eslint.config.js).',
+          },
+        ],
+      },
+    ],
+  },
+}));
+
 export default tseslint.config(
   { ignores: ['dist/', 'var/', 'node_modules/', 'bench/results/'] },
   js.configs.recommended,
@@ -13,4 +42,5 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  ...layerRules,
 );

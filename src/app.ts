@@ -2,13 +2,13 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createServer } from 'node:http';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createDetailFastPath, type FastPathState } from './http/fast-detail.js';
 import { installAccessHook } from './http/access-hook.js';
 import { ALLOWED_METHODS, EXPOSED_HEADERS, requestIdFor } from './http/context.js';
 import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from './domain/errors.js';
 import { operationalRoutes } from './http/routes/operational.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
@@ -35,7 +35,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       server.requestTimeout = 30_000;
       return server;
     },
-    logger: deps.logLevel && deps.logLevel !== 'silent' ? { level: deps.logLevel } : false,
+    loggerInstance: deps.logger as FastifyBaseLogger,
     // One line per request is written by the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // Unknown query parameters are an error, so a typo never silently widens a query.

@@ -16,6 +16,8 @@ import { SourceMonitor } from './sources/monitor.js';
 import { loadReferenceData } from './config-checks.js';
 import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
+import type { Clock } from './domain/clock.js';
+import { createLogger, type Logger } from './log.js';
 
 const STORE_CHECK_MS = 2000;
 
@@ -31,14 +33,19 @@ export interface Runtime {
 export interface RuntimeOptions {
   /** PostgreSQL schema to work in: lets test runs share one database without colliding. */
   schema?: string;
+  /** The clock every part reads; the system clock unless a test sets one. */
+  clock?: Clock;
+  /** The process's logger; one at the config's level unless given. */
+  logger?: Logger;
 }
 
 /** Assemble the service from its config: data, sources, store, access, HTTP. Nothing listens yet. */
-export async function startRuntime(config: AppConfig, log: (line: string) => void = console.log, options: RuntimeOptions = {}): Promise<Runtime> {
-  const time = new ZoneTime(config.timezone);
+export async function startRuntime(config: AppConfig, options: RuntimeOptions = {}): Promise<Runtime> {
+  const time = new ZoneTime(config.timezone, options.clock);
+  const logger = options.logger ?? createLogger(config.logLevel);
   const { catalogue, plans, sourcePriority } = loadReferenceData(config);
 
-  const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, log) : null;
+  const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line)) : null;
   feeder?.start();
 
   const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema });
@@ -48,22 +55,22 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
 
   const demoKey = config.demo ? await ensureDemoAccount(store) : null;
 
-  const monitor = new SourceMonitor(config.sources);
+  const monitor = new SourceMonitor(config.sources, time.clock);
   const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
   await engine.start();
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
   const snapshots = new SnapshotHistory(engine.current(), longest);
   engine.onSnapshot((snapshot) => snapshots.push(snapshot));
 
-  const directory = new AccessDirectory(store, plans, catalogue, (error) => log(`access directory reload failed: ${(error as Error).message}`));
+  const directory = new AccessDirectory(store, plans, catalogue, (error) => logger.warn({ part: 'directory', err: error }, 'access directory reload failed; keeping the last one'));
   await directory.load();
   directory.start();
 
-  const meter = new UsageMeter(store.usage, store.keys, time, (error) => log(`usage flush failed (kept for the next try): ${(error as Error).message}`));
+  const meter = new UsageMeter(store.usage, store.keys, time, (error) => logger.warn({ part: 'usage', err: error }, 'usage flush failed; counts kept for the next try'));
   meter.start();
 
   const sourceHealth = (now: number) => monitor.health(now);
-  const metrics = createMetrics(sourceHealth, () => snapshots);
+  const metrics = createMetrics(time.clock, sourceHealth, () => snapshots);
   const app = await buildApp({
     time,
     catalogue,
@@ -79,7 +86,7 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
     failedAttempts: new FailedAttempts(),
     meter,
     usage: store.usage,
-    logLevel: config.logLevel,
+    logger,
   });
 
   return {

@@ -1,5 +1,5 @@
 import type { Service } from '../domain/plan.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../domain/errors.js';
 import { checkOrigin, checkService, identify } from './authenticate.js';
 import type { AccessDirectory, KeyAccess } from './directory.js';
 import type { FailedAttempts } from './failed-attempts.js';

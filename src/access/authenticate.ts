@@ -1,7 +1,7 @@
 import type { Service } from '../domain/plan.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../domain/errors.js';
 import type { AccessDirectory, KeyAccess } from './directory.js';
-import { KEY_FORMAT } from './key-material.js';
+import { KEY_FORMAT } from '../domain/key-material.js';
 
 /**
  * Which key is this: present (401 API_KEY_MISSING), well-formed, known,

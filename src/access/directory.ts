@@ -2,7 +2,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { applyOverrides, type Plan, type Service } from '../domain/plan.js';
 import type { Account } from '../store/accounts.js';
 import type { Store } from '../store/store.js';
-import { hashKey } from './key-material.js';
+import { hashKey } from '../domain/key-material.js';
 import type { LimitSpec } from './limiter/limiter.js';
 
 /** Everything a request needs to know of an account, built once per reload, shared by its keys. */

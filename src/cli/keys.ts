@@ -65,7 +65,7 @@ export function keyCommands(program: Command): void {
           last_used_at: at(key.last_used_at),
           expires_at: at(key.expires_at),
           revoked_at: at(key.revoked_at),
-          state: key.revoked_at !== null ? 'revoked' : key.expires_at !== null && key.expires_at <= Date.now() ? 'expired' : 'active',
+          state: key.revoked_at !== null ? 'revoked' : key.expires_at !== null && key.expires_at <= context.time.now() ? 'expired' : 'active',
         }));
         if (options.json) printJson(list);
         else printTable(list, ['id', 'label', 'state', 'created_at', 'last_used_at', 'expires_at']);

@@ -16,7 +16,7 @@ export function usageCommand(program: Command): void {
         const days = Number(options.days);
         if (!Number.isInteger(days) || days < 1 || days > 90) throw new UsageError(`invalid --days "${options.days}": an integer from 1 to 90`);
         const account = await findAccount(context, username);
-        const now = Date.now();
+        const now = context.time.now();
         const rows = await context.store.usage.daily(account.id, context.time.day(now - (days - 1) * 86_400_000));
         const errors = await context.store.usage.errors(account.id, now - Math.min(days, ERROR_LOG_DAYS) * 86_400_000);
         const report = buildUsageReport(account, days, now, context.time, rows, errors);

@@ -1,13 +1,15 @@
-/**
- * Timestamps in the configured zone, always with a numeric offset (never `Z`):
- * `2026-11-21T14:03:07+03:30`. Offsets are looked up through Intl once per
- * quarter hour of UTC time and cached, so formatting on the request path is
- * string slicing only.
- */
+import { systemClock, type Clock } from './clock.js';
+
 const OFFSET_BUCKET_MS = 15 * 60 * 1000;
 const MAX_CACHED_BUCKETS = 4096;
 const DAY_MS = 86_400_000;
 
+/**
+ * The service's clock, and its timestamps in the configured zone, always with
+ * a numeric offset (never `Z`): `2026-11-21T14:03:07+03:30`. Offsets are
+ * looked up through Intl once per quarter hour of UTC time and cached, so
+ * formatting on the request path is string slicing only.
+ */
 export class ZoneTime {
   readonly timeZone: string;
   private readonly offsetFormat: Intl.DateTimeFormat;
@@ -19,7 +21,10 @@ export class ZoneTime {
   private dayOfText = '';
   private lastDay = '';
 
-  constructor(timeZone: string) {
+  constructor(
+    timeZone: string,
+    readonly clock: Clock = systemClock,
+  ) {
     if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone: ${timeZone}`);
     this.timeZone = timeZone;
     this.offsetFormat = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
@@ -29,6 +34,11 @@ export class ZoneTime {
       month: '2-digit',
       day: '2-digit',
     });
+  }
+
+  /** Epoch ms now, from the injected clock. */
+  now(): number {
+    return this.clock.now();
   }
 
   /** Offset of the zone from UTC at `ms`, in minutes (Tehran: 210). */

@@ -14,7 +14,7 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
   app.addHook('onRequest', async (request, reply) => {
     const service = request.routeOptions.config.service;
     if (!service) return;
-    admit(deps, service, request.headers['x-api-key'], request.headers.origin, request.ip, Date.now(), ({ access, decision }) => {
+    admit(deps, service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), ({ access, decision }) => {
       request.access = access;
       const headers: string[] = [];
       appendRateLimitHeaders(headers, decision, access.account.limits);
@@ -27,6 +27,6 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
     if (!access) return;
     const service = request.routeOptions.config.service!;
     const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: request.url } : null;
-    deps.meter.record(access.account.id, access.id, service, Date.now(), failure);
+    deps.meter.record(access.account.id, access.id, service, deps.time.now(), failure);
   });
 }

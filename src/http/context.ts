@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KeyAccess } from '../access/directory.js';
 import type { Service } from '../domain/plan.js';
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode } from '../domain/errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -10,6 +10,7 @@ import type { CatalogueRenderer } from '../render/catalogue.js';
 import type { DetailRenderer } from '../render/detail.js';
 import type { LegacyRenderer } from '../render/legacy.js';
 import type { SourceHealth } from '../sources/monitor.js';
+import type { Logger } from '../log.js';
 import type { Metrics } from './metrics.js';
 
 /** Everything the HTTP layer reads; built by the server (or a test) and passed in. */
@@ -29,5 +30,5 @@ export interface AppDeps {
   failedAttempts: FailedAttempts;
   meter: UsageMeter;
   usage: UsageRepository;
-  logLevel?: string;
+  logger: Logger;
 }

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZoneTime } from '../domain/time.js';
 import { ALLOWED_METHODS } from './context.js';
-import { ApiError, DEFAULT_MESSAGES, errorBody, type ErrorCode } from './errors.js';
+import { ApiError, DEFAULT_MESSAGES, errorBody, type ErrorCode } from '../domain/errors.js';
 
 /** Write the error envelope: `no-store`, JSON, the request id, plus any headers the error carries. */
 export function sendError(reply: FastifyReply, error: ApiError, time: ZoneTime, requestId: string): FastifyReply {
@@ -11,7 +11,7 @@ export function sendError(reply: FastifyReply, error: ApiError, time: ZoneTime, 
     .code(error.statusCode)
     .header('cache-control', 'no-store')
     .header('content-type', 'application/json; charset=utf-8')
-    .send(errorBody(error.code, error.message, time.format(Date.now()), requestId));
+    .send(errorBody(error.code, error.message, time.format(time.now()), requestId));
 }
 
 /**

@@ -6,7 +6,7 @@ import { appendRateLimitHeaders } from '../access/limiter/limiter.js';
 import { matchesEtag, secondsToBoundary } from './conditional.js';
 import { EXPOSED_HEADERS, requestIdFor } from './context.js';
 import type { AppDeps } from './deps.js';
-import { ApiError, errorBody } from './errors.js';
+import { ApiError, errorBody } from '../domain/errors.js';
 
 const PREFIX = '/v1/rates/';
 const ROUTE = '/v1/rates/:keys';
@@ -92,7 +92,7 @@ function readHeaders(raw: string[]): DetailHeaders {
 function serveDetail(deps: AppDeps, state: FastPathState, request: IncomingMessage, response: ServerResponse, url: string): void {
   const log = state.log;
   const started = performance.now();
-  const now = Date.now();
+  const now = deps.time.now();
   const incoming = readHeaders(request.rawHeaders);
   const requestId = requestIdFor(incoming.requestId);
   const origin = incoming.origin;

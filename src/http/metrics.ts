@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { Clock } from '../domain/clock.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import { RequestMetrics } from './request-metrics.js';
@@ -9,7 +10,7 @@ export interface Metrics {
 }
 
 /** Prometheus metrics: requests by route and status, latency, and source ages read at scrape time. */
-export function createMetrics(sourceHealth: (now: number) => SourceHealth[], snapshots: () => SnapshotHistory): Metrics {
+export function createMetrics(clock: Clock, sourceHealth: (now: number) => SourceHealth[], snapshots: () => SnapshotHistory): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'nerkh_' });
   const requests = new RequestMetrics();
@@ -21,7 +22,7 @@ export function createMetrics(sourceHealth: (now: number) => SourceHealth[], sna
     registers: [registry],
     collect() {
       this.reset();
-      for (const source of sourceHealth(Date.now())) if (source.age_seconds !== null) this.set({ source: source.name }, source.age_seconds);
+      for (const source of sourceHealth(clock.now())) if (source.age_seconds !== null) this.set({ source: source.name }, source.age_seconds);
     },
   });
   new Gauge({
@@ -31,7 +32,7 @@ export function createMetrics(sourceHealth: (now: number) => SourceHealth[], sna
     registers: [registry],
     collect() {
       this.reset();
-      for (const source of sourceHealth(Date.now())) this.set({ source: source.name }, source.state === 'active' ? 1 : source.state === 'degraded' ? 0.5 : 0);
+      for (const source of sourceHealth(clock.now())) this.set({ source: source.name }, source.state === 'active' ? 1 : source.state === 'degraded' ? 0.5 : 0);
     },
   });
   new Gauge({

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { CATEGORIES } from '../domain/reference.js';
-import { ERROR_STATUS } from './errors.js';
+import { ERROR_STATUS } from '../domain/errors.js';
 
 /** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
 

@@ -33,7 +33,7 @@ export class RatesEngine {
     sourcePriority: Record<string, string[]> = {},
   ) {
     this.orderFor = priorityOrder(catalogue, monitor.names, sourcePriority);
-    this.snapshot = { version: 0, builtAt: Date.now(), rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
+    this.snapshot = { version: 0, builtAt: time.now(), rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
   }
 
   current(): Snapshot {
@@ -75,12 +75,12 @@ export class RatesEngine {
    * or a stale value's age moves; otherwise a tick skips the work (a rebuild stalls
    * the event loop for a few milliseconds, which shows in request latency).
    */
-  private tick(now = Date.now()): void {
+  private tick(now = this.time.now()): void {
     if (this.sourcesChanged || this.snapshot.counts.stale > 0 || now >= this.nextExpiry) this.rebuild(now);
   }
 
   /** Resolve every reference now; publish a new snapshot only if some rate changed. */
-  rebuild(now = Date.now()): Snapshot {
+  rebuild(now = this.time.now()): Snapshot {
     this.sourcesChanged = false;
     const previous = this.snapshot;
     const views = this.monitor.views();

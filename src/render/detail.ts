@@ -1,6 +1,6 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../domain/errors.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { SnapshotCache } from './snapshot-cache.js';
 import { MAX_KEYS, parseKeyList } from './keys.js';

@@ -1,5 +1,5 @@
 import { KEY_PATTERN } from '../domain/reference.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../domain/errors.js';
 
 export const MAX_KEYS = 10;
 

@@ -1,6 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { systemClock, type Clock } from '../domain/clock.js';
 import { parseSourceDocument, type SourceData } from './parse.js';
 import type { SourceReader } from './reader.js';
 
@@ -17,6 +18,7 @@ export class FileSourceReader implements SourceReader {
   constructor(
     private readonly path: string,
     private readonly pollSeconds: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async readIfChanged(): Promise<SourceData | null> {
@@ -33,7 +35,7 @@ export class FileSourceReader implements SourceReader {
     // Remember the signature once read but before parsing: a corrupt file is not re-parsed
     // until it changes, while an unreadable one (permissions) is retried at every poll.
     this.signature = signature;
-    return parseSourceDocument(text, Number(info.mtimeMs));
+    return parseSourceDocument(text, Number(info.mtimeMs), this.clock.now());
   }
 
   start(onHint: () => void): void {

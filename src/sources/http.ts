@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../domain/clock.js';
 import { parseSourceDocument, SourceFormatError, type SourceData } from './parse.js';
 import type { SourceReader } from './reader.js';
 
@@ -15,6 +16,7 @@ export class HttpSourceReader implements SourceReader {
   constructor(
     private readonly url: string,
     private readonly timeoutMs: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async readIfChanged(): Promise<SourceData | null> {
@@ -37,8 +39,9 @@ export class HttpSourceReader implements SourceReader {
     }
     const text = await response.text();
     const lastModified = response.headers.get('last-modified');
-    const fallback = lastModified ? Date.parse(lastModified) : Date.now();
-    const data = parseSourceDocument(text, Number.isFinite(fallback) ? fallback : Date.now());
+    const now = this.clock.now();
+    const fallback = lastModified ? Date.parse(lastModified) : now;
+    const data = parseSourceDocument(text, Number.isFinite(fallback) ? fallback : now, now);
     // Only a good document becomes the base of the next conditional request.
     this.etag = response.headers.get('etag');
     this.lastModified = lastModified;

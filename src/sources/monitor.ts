@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { SourceValue } from '../domain/rate.js';
 import type { SourceView } from '../domain/resolve.js';
 import { FileSourceReader } from './file.js';
@@ -42,6 +43,7 @@ class MonitoredSource {
   constructor(
     readonly config: SourceConfig,
     readonly reader: SourceReader,
+    private readonly clock: Clock,
     private readonly onChange: () => void,
   ) {}
 
@@ -65,7 +67,7 @@ class MonitoredSource {
     const before = this.error;
     try {
       const data = await this.reader.readIfChanged();
-      this.lastCheck = Date.now();
+      this.lastCheck = this.clock.now();
       this.failures = 0;
       // An unchanged source keeps its error state until it changes (a corrupt file stays corrupt).
       if (data) {
@@ -77,7 +79,7 @@ class MonitoredSource {
         this.onChange();
       }
     } catch (error) {
-      this.lastCheck = Date.now();
+      this.lastCheck = this.clock.now();
       this.failures++;
       // A bad read never replaces the last good data.
       this.error = describeReadError(error);
@@ -130,9 +132,9 @@ class MonitoredSource {
 
 const EMPTY: ReadonlyMap<string, SourceValue> = new Map();
 
-export function createReader(config: SourceConfig): SourceReader {
-  if (config.type === 'file') return new FileSourceReader(config.path!, config.poll_seconds);
-  return new HttpSourceReader(config.url!, config.timeout_seconds * 1000);
+export function createReader(config: SourceConfig, clock: Clock = systemClock): SourceReader {
+  if (config.type === 'file') return new FileSourceReader(config.path!, config.poll_seconds, clock);
+  return new HttpSourceReader(config.url!, config.timeout_seconds * 1000, clock);
 }
 
 /**
@@ -143,8 +145,8 @@ export class SourceMonitor {
   private readonly sources: MonitoredSource[];
   private listener: () => void = () => {};
 
-  constructor(configs: SourceConfig[], readerFor: (config: SourceConfig) => SourceReader = createReader) {
-    this.sources = configs.map((config) => new MonitoredSource(config, readerFor(config), () => this.listener()));
+  constructor(configs: SourceConfig[], clock: Clock = systemClock, readerFor: (config: SourceConfig) => SourceReader = (config) => createReader(config, clock)) {
+    this.sources = configs.map((config) => new MonitoredSource(config, readerFor(config), clock, () => this.listener()));
   }
 
   onChange(listener: () => void): void {

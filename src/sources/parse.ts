@@ -31,7 +31,7 @@ export function parseTimestamp(text: unknown): number | null {
  * Numbers are read losslessly so each value keeps the exact digits the source wrote.
  * A bare number takes the document's `updated_at`, else `fallbackTime` (the file's mtime).
  */
-export function parseSourceDocument(text: string, fallbackTime: number, now = Date.now()): SourceData {
+export function parseSourceDocument(text: string, fallbackTime: number, now: number): SourceData {
   const latest = now + MAX_CLOCK_SKEW_MS;
   let doc: unknown;
   try {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { generateKey, generateKeyId, hashKey } from '../access/key-material.js';
+import { generateKey, generateKeyId, hashKey } from '../domain/key-material.js';
 import { bumpRevision } from './accounts.js';
 import type { ApiKeysTable, Database } from './schema.js';
 

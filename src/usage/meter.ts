@@ -102,7 +102,7 @@ export class UsageMeter {
     }
     try {
       await this.keys.touch(lastUsed);
-      const now = Date.now();
+      const now = this.time.now();
       if (now >= this.nextPrune && this.touchedAccounts.size > 0) {
         this.nextPrune = now + PRUNE_MS;
         const accounts = [...this.touchedAccounts];

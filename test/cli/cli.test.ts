@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { hashKey, KEY_FORMAT } from '../../src/access/key-material.js';
+import { hashKey, KEY_FORMAT } from '../../src/domain/key-material.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { ZoneTime } from '../../src/domain/time.js';

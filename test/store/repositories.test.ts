@@ -3,7 +3,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { AccessDirectory, allowanceFor } from '../../src/access/directory.js';
-import { hashKey, KEY_FORMAT } from '../../src/access/key-material.js';
+import { hashKey, KEY_FORMAT } from '../../src/domain/key-material.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { applyOverrides, buildPlans, type Plan } from '../../src/domain/plan.js';

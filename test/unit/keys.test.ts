@@ -6,7 +6,7 @@ import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { fnv1a } from '../../src/domain/hash.js';
 import { serialiseLegacyEntry, serialiseRate, type Rate } from '../../src/domain/rate.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { ApiError, type ErrorCode } from '../../src/http/errors.js';
+import { ApiError, type ErrorCode } from '../../src/domain/errors.js';
 import type { PreparedRate, Snapshot } from '../../src/live/snapshot.js';
 import { renderDetail } from '../../src/render/detail.js';
 import { MAX_KEYS, parseKeyList } from '../../src/render/keys.js';

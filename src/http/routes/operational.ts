@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendJsonText } from '../conditional.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { errorResponses, HealthResponse } from '../schemas.js';
 
 /** Probes and metrics: no key, never cached. */
 export function operationalRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
-  const ok = () => `{"success":true,"status":"ok","generated_at":"${deps.time.format(Date.now())}"}`;
+  const ok = () => `{"success":true,"status":"ok","generated_at":"${deps.time.format(deps.time.now())}"}`;
   return async (app) => {
     app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive', response: { 200: HealthResponse } } }, async (_request, reply) =>
       sendJsonText(reply, ok()),

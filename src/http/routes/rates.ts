@@ -21,7 +21,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const now = Date.now();
+        const now = deps.time.now();
         const rendered = deps.catalogueRenderer.render(deps.time.format(now), request.query.category, request.query.q);
         return sendRendered(request, reply, rendered, secondsToBoundary(request.access!.account.plan.refresh_interval_seconds, now));
       },
@@ -40,7 +40,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const now = Date.now();
+        const now = deps.time.now();
         const account = request.access!.account;
         const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, now);
         const rendered = deps.detailRenderer.render(snapshot, request.params.keys, account.allowance, deps.time.format(now));

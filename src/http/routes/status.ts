@@ -22,14 +22,14 @@ export function statusRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const now = Date.now();
+        const now = deps.time.now();
         const rendered = renderStatus(current(now), deps.time, deps.time.format(now));
         return sendRendered(request, reply, rendered, secondsToBoundary(request.access!.account.plan.refresh_interval_seconds, now));
       },
     );
 
     app.get('/status', { schema: { hide: true } }, async (_request, reply) => {
-      const now = Date.now();
+      const now = deps.time.now();
       const html = renderStatusPage(current(now), deps.time, now);
       return reply.header('cache-control', 'no-cache').header('content-type', 'text/html; charset=utf-8').send(html);
     });

@@ -22,7 +22,7 @@ export function usageRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const access = request.access!;
         const days = request.query.days ?? 30;
-        const now = Date.now();
+        const now = deps.time.now();
         // Counts still in memory are written first, so the report includes every request served so far.
         await deps.meter.flush();
         const fromDay = deps.time.day(now - (days - 1) * 86_400_000);

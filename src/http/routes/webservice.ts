@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendRendered, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../domain/errors.js';
 import { errorResponses, WebserviceParams, WebserviceResponse } from '../schemas.js';
 
 /** GET /webservice/{username}: the legacy flat feed of the account's allowance, for old rate boards. */
@@ -23,7 +23,7 @@ export function webserviceRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         const account = request.access!.account;
         // The same answer for a stranger's username and one that does not exist.
         if (request.params.username !== account.username) throw new ApiError('SERVICE_NOT_ACTIVE', 'This feed is not available to this API key.');
-        const now = Date.now();
+        const now = deps.time.now();
         const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, now);
         const rendered = deps.legacyRenderer.render(snapshot, account.allowance, deps.time.format(now), now);
         return sendRendered(request, reply, rendered, secondsToBoundary(account.plan.refresh_interval_seconds, now));
