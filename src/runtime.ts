@@ -14,12 +14,16 @@ import { MemoryLimiter } from './access/limiter/memory.js';
 import { FailedAttempts } from './access/failed-attempts.js';
 import { SourceMonitor } from './sources/monitor.js';
 import { loadReferenceData } from './config-checks.js';
+import { StoreUnavailableError } from './store/errors.js';
 import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
 
-const STORE_CHECK_MS = 2000;
+/** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
+const STORE_CHECK_MS = 1000;
+/** SQLite writes in the server wait this long for a CLI's write lock (the driver blocks the event loop meanwhile). */
+const SERVER_SQLITE_BUSY_MS = 50;
 
 export interface Runtime {
   app: FastifyInstance;
@@ -35,6 +39,8 @@ export interface RuntimeOptions {
   schema?: string;
   /** The clock every part reads; the system clock unless a test sets one. */
   clock?: Clock;
+  /** How long a start waits for an unreachable database before giving up; 0: not at all. */
+  storeWaitMs?: number;
   /** The process's logger; one at the config's level unless given. */
   logger?: Logger;
 }
@@ -48,9 +54,9 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line)) : null;
   feeder?.start();
 
-  const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema });
-  let storeReachable = true;
-  const storeCheck = setInterval(() => void store.ping().then((ok) => (storeReachable = ok)), STORE_CHECK_MS);
+  const store = await openStore(config, options, time, logger);
+  logStoreChanges(store, logger);
+  const storeCheck = setInterval(() => void store.ping(time.now()), STORE_CHECK_MS);
   storeCheck.unref();
 
   const demoKey = config.demo ? await ensureDemoAccount(store) : null;
@@ -62,15 +68,16 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const snapshots = new SnapshotHistory(engine.current(), longest);
   engine.onSnapshot((snapshot) => snapshots.push(snapshot));
 
-  const directory = new AccessDirectory(store, plans, catalogue, (error) => logger.warn({ part: 'directory', err: error }, 'access directory reload failed; keeping the last one'));
+  // A reload that fails keeps the last directory; the store's health says why.
+  const directory = new AccessDirectory(store, plans, catalogue, (error) => store.health.failed(error, time.now()));
   await directory.load();
   directory.start();
 
-  const meter = new UsageMeter(store.usage, store.keys, time, (error) => logger.warn({ part: 'usage', err: error }, 'usage flush failed; counts kept for the next try'));
+  const meter = new UsageMeter(store.usage, store.keys, time, store.health);
   meter.start();
 
   const sourceHealth = (now: number) => monitor.health(now);
-  const metrics = createMetrics(time.clock, sourceHealth, () => snapshots);
+  const metrics = createMetrics(time.clock, sourceHealth, () => snapshots, { usage: () => meter.backlog(), storeUp: () => store.health.reachable });
   const app = await buildApp({
     time,
     catalogue,
@@ -79,7 +86,8 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     legacyRenderer: new LegacyRenderer(catalogue),
     snapshots,
     sourceHealth,
-    storeReachable: () => storeReachable,
+    storeReachable: () => store.health.reachable,
+    storeState: () => store.health.state,
     directory,
     metrics,
     limiter: new MemoryLimiter(time),
@@ -105,6 +113,48 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
       await store.close(closeOptions);
     },
   };
+}
+
+/**
+ * Open the store, waiting up to `storeWaitMs` for a database that is still
+ * starting (a compose stack brings PostgreSQL up beside the service): one
+ * log line per attempt, then the last error, as one line.
+ */
+async function openStore(config: AppConfig, options: RuntimeOptions, time: ZoneTime, logger: Logger): Promise<Store> {
+  const deadline = time.now() + (options.storeWaitMs ?? 0);
+  for (;;) {
+    try {
+      return await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema, sqliteBusyTimeoutMs: SERVER_SQLITE_BUSY_MS }, time.now());
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || time.now() >= deadline) throw error;
+      logger.warn({ part: 'store', reason: error.reason }, 'waiting for the database');
+      await new Promise((resolve) => setTimeout(resolve, STORE_CHECK_MS));
+    }
+  }
+}
+
+/**
+ * Every part that uses the store reports to its health; changes are logged,
+ * but a store that flaps (a lock held elsewhere lets reads through and fails
+ * writes) is reported once a minute per reason, not once a second.
+ */
+function logStoreChanges(store: Store, logger: Logger): void {
+  const lastLogged = new Map<string, number>();
+  let down = false;
+  store.health.onChange((state) => {
+    if (state.reachable) {
+      if (down) logger.info({ part: 'store' }, 'store reachable again; buffered usage is being written');
+      down = false;
+      return;
+    }
+    const reason = state.error ?? 'unknown';
+    const now = Date.now();
+    if (!down && now - (lastLogged.get(reason) ?? -Infinity) >= 60_000) {
+      logger.error({ part: 'store', reason }, 'store unreachable; serving from memory and buffering usage');
+      lastLogged.set(reason, now);
+      down = true;
+    }
+  });
 }
 
 /** Only on a store with no account at all: a `demo` account on `pro`, whose key is returned once. */

@@ -2,6 +2,8 @@ import { loadConfig } from './config.js';
 import { startRuntime } from './runtime.js';
 
 const DRAIN_LIMIT_MS = 9_000;
+/** A server starting beside its database gives it this long to come up. */
+const STORE_WAIT_MS = 30_000;
 
 /**
  * `nerkh serve`: the only code that listens. On SIGTERM/SIGINT it stops
@@ -10,7 +12,7 @@ const DRAIN_LIMIT_MS = 9_000;
 export async function serve(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
-  const runtime = await startRuntime(config);
+  const runtime = await startRuntime(config, { storeWaitMs: STORE_WAIT_MS });
   const address = await runtime.app.listen({ port: config.port, host: config.host });
   console.log(`nerkh listening on ${address} (ready in ${Date.now() - started} ms)`);
   console.log(`  status page: ${address}/status   docs: ${address}/docs`);

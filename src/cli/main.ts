@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogueError } from '../catalogue/load.js';
 import { ConfigError } from '../config.js';
+import { describeStoreError, StoreUnavailableError } from '../store/errors.js';
 import { accountCommands } from './accounts.js';
 import { demoFeedCommand } from './demo-feed.js';
 import { keyCommands } from './keys.js';
@@ -31,10 +32,12 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof CatalogueError) {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof CatalogueError || error instanceof StoreUnavailableError) {
     console.error(`nerkh: ${error.message}`);
     process.exit(error instanceof UsageError ? 1 : 2);
   }
-  console.error(`nerkh: ${(error as Error).message ?? String(error)}`);
+  // A database failing mid-command (a dropped connection, a lock) is one line too, never a stack.
+  const coded = typeof (error as { code?: unknown })?.code === 'string' || error instanceof AggregateError;
+  console.error(`nerkh: ${coded ? `database error: ${describeStoreError(error)}` : ((error as Error).message ?? String(error))}`);
   process.exit(1);
 }

@@ -1,6 +1,7 @@
 import type { AccessDirectory } from '../access/directory.js';
 import type { FailedAttempts } from '../access/failed-attempts.js';
 import type { Limiter } from '../access/limiter/limiter.js';
+import type { StoreState } from '../store/health.js';
 import type { UsageRepository } from '../store/usage.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -22,8 +23,9 @@ export interface AppDeps {
   legacyRenderer: LegacyRenderer;
   snapshots: SnapshotHistory;
   sourceHealth(now: number): SourceHealth[];
-  /** Last result of the periodic store check. */
+  /** Whether the store answered last time anything asked it. */
   storeReachable(): boolean;
+  storeState(): StoreState;
   directory: AccessDirectory;
   metrics: Metrics;
   limiter: Limiter;

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.js';
+import type { UsageBacklog } from '../usage/meter.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import { RequestMetrics } from './request-metrics.js';
@@ -10,7 +11,13 @@ export interface Metrics {
 }
 
 /** Prometheus metrics: requests by route and status, latency, and source ages read at scrape time. */
-export function createMetrics(clock: Clock, sourceHealth: (now: number) => SourceHealth[], snapshots: () => SnapshotHistory): Metrics {
+/** Background state read at scrape time. */
+export interface BackgroundReadings {
+  usage(): UsageBacklog;
+  storeUp(): boolean;
+}
+
+export function createMetrics(clock: Clock, sourceHealth: (now: number) => SourceHealth[], snapshots: () => SnapshotHistory, background: BackgroundReadings): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'nerkh_' });
   const requests = new RequestMetrics();
@@ -45,6 +52,30 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
       for (const [status, count] of Object.entries(counts)) this.set({ status }, count);
     },
   });
+  new Gauge({
+    name: 'nerkh_store_up',
+    help: '1 while the account and usage store answers, 0 while it does not (serving goes on from memory)',
+    registers: [registry],
+    collect() {
+      this.set(background.storeUp() ? 1 : 0);
+    },
+  });
+  const backlog: [string, string, keyof UsageBacklog][] = [
+    ['nerkh_usage_pending_requests', 'Requests counted in memory and not yet written to the store', 'pendingRequests'],
+    ['nerkh_usage_pending_error_entries', 'Error-log entries held in memory and not yet written to the store', 'pendingErrors'],
+    ['nerkh_usage_dropped_requests', 'Requests since start whose usage count was dropped because the in-memory buffer was full', 'droppedRequests'],
+    ['nerkh_usage_dropped_error_entries', 'Error-log entries since start dropped because the in-memory buffer was full', 'droppedErrors'],
+  ];
+  for (const [name, help, field] of backlog) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(background.usage()[field]);
+      },
+    });
+  }
   return {
     registry,
     observe: (route, method, status, seconds) => requests.observe(route, method, status, seconds),

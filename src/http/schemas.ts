@@ -92,6 +92,14 @@ export const StatusResponse = Type.Object(
     last_check: Type.Union([Timestamp, Type.Null()]),
     last_update: Type.Union([Timestamp, Type.Null()]),
     endpoints: Type.Array(Type.Object({ name: Type.String(), path: Type.String(), state: State }, { additionalProperties: false })),
+    store: Type.Object(
+      {
+        state: State,
+        since: Timestamp,
+        error: Type.Union([Type.String(), Type.Null()]),
+      },
+      { additionalProperties: false, description: 'The account and usage store: while `down`, rates are served from memory and usage is buffered.' },
+    ),
     sources: Type.Array(
       Type.Object(
         {

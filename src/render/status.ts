@@ -2,6 +2,7 @@ import { etagOf, fnv1a } from '../domain/hash.js';
 import { formatAge, type ZoneTime } from '../domain/time.js';
 import type { Snapshot } from '../live/snapshot.js';
 import type { SourceHealth, SourceState } from '../sources/monitor.js';
+import type { StoreState } from '../store/health.js';
 
 export interface EndpointState {
   name: string;
@@ -14,6 +15,7 @@ export interface ServiceStatus {
   last_check: number | null;
   last_update: number | null;
   endpoints: EndpointState[];
+  store: StoreState;
   sources: SourceHealth[];
 }
 
@@ -31,18 +33,19 @@ export const PUBLIC_ENDPOINTS = [
  * usage endpoint follows the store. The banner is "all services active" only
  * when every endpoint and every source is active.
  */
-export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], storeReachable: boolean): ServiceStatus {
+export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], store: StoreState): ServiceStatus {
   const anyData = snapshot.counts.ok + snapshot.counts.stale > 0;
   const rateState: SourceState = !anyData ? 'down' : snapshot.counts.stale > 0 ? 'degraded' : 'active';
   const stateOf: Record<string, SourceState> = {
     catalogue: 'active',
     detail: rateState,
     status: 'active',
-    usage: storeReachable ? 'active' : 'degraded',
+    usage: store.reachable ? 'active' : 'degraded',
     webservice: rateState,
   };
   const endpoints = PUBLIC_ENDPOINTS.map(({ name, path }) => ({ name, path, state: stateOf[name]! }));
-  const troubled = [...endpoints, ...sources].filter((part) => part.state !== 'active');
+  const storePart = { name: 'store', state: (store.reachable ? 'active' : 'down') as SourceState };
+  const troubled = [storePart, ...endpoints, ...sources].filter((part) => part.state !== 'active');
   let state: SourceState = 'active';
   let message = 'all services active';
   if (!anyData || (sources.length > 0 && sources.every((s) => s.state === 'down'))) {
@@ -58,6 +61,7 @@ export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], store
     last_check: checks.length > 0 ? Math.max(...checks) : null,
     last_update: snapshot.lastUpdate,
     endpoints,
+    store,
     sources,
   };
 }
@@ -69,6 +73,7 @@ export function renderStatus(status: ServiceStatus, time: ZoneTime, generatedAt:
     last_check: at(status.last_check),
     last_update: at(status.last_update),
     endpoints: status.endpoints,
+    store: { state: status.store.reachable ? 'active' : 'down', since: time.format(status.store.since), error: status.store.error },
     sources: status.sources.map((s) => ({
       name: s.name,
       state: s.state,

@@ -14,7 +14,16 @@ export interface StoreOptions {
   dataDir: string;
   /** PostgreSQL schema to work in (created if missing); lets test runs never collide. */
   schema?: string;
+  /**
+   * How long an SQLite write waits for another process's write lock. The
+   * driver is synchronous, so in the server this blocks every request: keep
+   * it short there (a CLI change holds the lock for milliseconds).
+   */
+  sqliteBusyTimeoutMs?: number;
 }
+
+/** Pool settings: a dead or blackholed server must fail a query in seconds, never hang it. */
+const PG_POOL = { max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, idleTimeoutMillis: 30_000, keepAlive: true };
 
 // bigint columns hold epoch milliseconds and counters, well inside 2^53.
 pg.types.setTypeParser(20, (value: string) => Number(value));
@@ -23,32 +32,46 @@ export interface Connection {
   db: Kysely<Database>;
   dialect: Dialect;
   schema?: string;
+  /** The SQLite file, for checks that it is still the one opened. */
+  sqliteFile?: string;
 }
 
-export function connect(options: StoreOptions): Connection {
+/**
+ * Open a connection (a pool for PostgreSQL). `onConnectionLost` hears about
+ * pooled connections that die (a restart, a failover, `pg_terminate_backend`,
+ * a proxy's timeout): the pool drops them and opens new ones on demand, and
+ * without a listener Node would end the process.
+ */
+export function connect(options: StoreOptions, onConnectionLost: (error: Error) => void = () => {}): Connection {
   if (options.databaseUrl) {
     const schema = options.schema;
     if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
     // Every pooled connection starts in the schema; the schema itself is created in `migrate`.
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, ...PG_POOL, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    pool.on('error', onConnectionLost);
+    // A client checked out between two queries (inside a transaction, say) has no pool listener:
+    // give each its own for life. Its queries fail on their own; the pool drops it on release.
+    pool.on('connect', (client) => client.on('error', onConnectionLost));
     return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', schema };
   }
   mkdirSync(options.dataDir, { recursive: true });
-  const database = new Sqlite(join(options.dataDir, 'nerkh.sqlite'));
+  const file = join(options.dataDir, 'nerkh.sqlite');
+  const database = new Sqlite(file);
   // WAL lets the CLI write while the server reads; the busy timeout rides out the other process's writes.
   database.pragma('journal_mode = WAL');
-  database.pragma('busy_timeout = 5000');
+  database.pragma(`busy_timeout = ${options.sqliteBusyTimeoutMs ?? 5000}`);
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite' };
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', sqliteFile: file };
 }
 
 export async function migrate(connection: Connection): Promise<void> {
   if (connection.schema) await sql.raw(`create schema if not exists ${connection.schema}`).execute(connection.db);
-  const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect) });
+  // Name the schema: Kysely otherwise looks for its own tables by name in every schema and can see another run's.
+  const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect), ...(connection.schema ? { migrationTableSchema: connection.schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
+    throw new Error(`store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
   }
 }

@@ -69,6 +69,16 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('usage_errors_account_at').on('usage_errors').columns(['account_id', 'at']).execute();
       },
     },
+    '003_usage_batches': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('usage_batches')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('applied_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('usage_batches_applied_at').on('usage_batches').column('applied_at').execute();
+      },
+    },
   };
 }
 

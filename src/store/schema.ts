@@ -52,10 +52,17 @@ export interface UsageErrorsTable {
   error: string;
 }
 
+/** Usage batches already written, so a batch sent twice counts once. */
+export interface UsageBatchesTable {
+  id: string;
+  applied_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   store_revision: StoreRevisionTable;
   usage_daily: UsageDailyTable;
   usage_errors: UsageErrorsTable;
+  usage_batches: UsageBatchesTable;
 }

@@ -1,45 +1,72 @@
+import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import { AccountRepository } from './accounts.js';
 import { connect, migrate, type Connection, type StoreOptions } from './db.js';
+import { describeStoreError, redactUrl, StoreUnavailableError } from './errors.js';
+import { StoreHealth } from './health.js';
 import { KeyRepository } from './keys.js';
 import { UsageRepository } from './usage.js';
 
-/** The persistent store, whichever dialect: repositories over one connection. */
+/** The persistent store, whichever dialect: repositories over one connection, and whether it answers. */
 export class Store {
   readonly accounts: AccountRepository;
   readonly keys: KeyRepository;
   readonly usage: UsageRepository;
+  readonly health: StoreHealth;
+  /** The SQLite file's inode when opened: a different one (or none) means the file was removed or replaced. */
+  private readonly sqliteInode: bigint | null;
 
   private constructor(
     readonly connection: Connection,
     private readonly schema: string | undefined,
+    health: StoreHealth,
   ) {
     this.accounts = new AccountRepository(connection.db);
     this.keys = new KeyRepository(connection.db);
     this.usage = new UsageRepository(connection.db);
+    this.health = health;
+    this.sqliteInode = connection.sqliteFile ? inodeOf(connection.sqliteFile) : null;
   }
 
-  static async open(options: StoreOptions): Promise<Store> {
-    const connection = connect(options);
+  /** Connect and migrate; a database that cannot be reached is one `StoreUnavailableError` line. */
+  static async open(options: StoreOptions, now = Date.now()): Promise<Store> {
+    const health = new StoreHealth(now);
+    let connection: Connection;
+    try {
+      connection = connect(options, (error) => health.failed(error, Date.now()));
+    } catch (error) {
+      throw new StoreUnavailableError(describeStoreError(error), where(options));
+    }
     try {
       await migrate(connection);
     } catch (error) {
-      await connection.db.destroy();
-      throw error;
+      await connection.db.destroy().catch(() => {});
+      throw new StoreUnavailableError(describeStoreError((error as { cause?: unknown }).cause ?? error), where(options));
     }
-    return new Store(connection, options.schema);
+    return new Store(connection, options.schema, health);
   }
 
   get dialect() {
     return this.connection.dialect;
   }
 
-  /** True when the store answers a trivial query. */
-  async ping(): Promise<boolean> {
+  /**
+   * Ask the database a trivial question and record the answer in `health`.
+   * An SQLite file that was removed or replaced under us counts as down: its
+   * writes would go to a file nobody will ever read again.
+   */
+  async ping(now = Date.now()): Promise<boolean> {
+    const file = this.connection.sqliteFile;
+    if (file && inodeOf(file) !== this.sqliteInode) {
+      this.health.failed('database file removed or replaced; restart to reopen it', now);
+      return false;
+    }
     try {
       await sql`select 1`.execute(this.connection.db);
+      this.health.succeeded(now);
       return true;
-    } catch {
+    } catch (error) {
+      this.health.failed(error, now);
       return false;
     }
   }
@@ -50,5 +77,17 @@ export class Store {
       await sql.raw(`drop schema if exists ${this.schema} cascade`).execute(this.connection.db);
     }
     await this.connection.db.destroy();
+  }
+}
+
+function where(options: StoreOptions): string {
+  return options.databaseUrl ? redactUrl(options.databaseUrl) : `in ${options.dataDir}`;
+}
+
+function inodeOf(file: string): bigint | null {
+  try {
+    return statSync(file, { bigint: true }).ino;
+  } catch {
+    return null;
   }
 }

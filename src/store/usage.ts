@@ -14,10 +14,19 @@ export const ERROR_LOG_DAYS = 30;
 export class UsageRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Add counts and append errors, in one transaction: a batch lands whole or not at all. */
-  async record(counts: UsageCount[], errors: UsageErrorEntry[]): Promise<void> {
-    if (counts.length === 0 && errors.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
+  /**
+   * Add counts and append errors, in one transaction: a batch lands whole or
+   * not at all. With a `batchId` it lands at most once: a batch whose write
+   * failed ambiguously (the connection dropped around the commit) can be sent
+   * again safely. Returns false when that batch had already landed.
+   */
+  async record(counts: UsageCount[], errors: UsageErrorEntry[], batchId?: string, now = Date.now()): Promise<boolean> {
+    if (counts.length === 0 && errors.length === 0) return true;
+    return this.db.transaction().execute(async (trx) => {
+      if (batchId !== undefined) {
+        const inserted = await trx.insertInto('usage_batches').values({ id: batchId, applied_at: now }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      }
       for (let i = 0; i < counts.length; i += 200) {
         await trx
           .insertInto('usage_daily')
@@ -31,7 +40,13 @@ export class UsageRepository {
           .execute();
       }
       for (let i = 0; i < errors.length; i += 200) await trx.insertInto('usage_errors').values(errors.slice(i, i + 200)).execute();
+      return true;
     });
+  }
+
+  /** Forget batch ids older than a day: a retry comes within seconds. */
+  async pruneBatches(now: number): Promise<void> {
+    await this.db.deleteFrom('usage_batches').where('applied_at', '<', now - 86_400_000).execute();
   }
 
   /** Keep the error log to the last 1,000 entries per account and 30 days. */

@@ -1,17 +1,50 @@
+import { randomBytes } from 'node:crypto';
 import type { ZoneTime } from '../domain/time.js';
+import type { StoreHealth } from '../store/health.js';
 import type { KeyRepository } from '../store/keys.js';
 import type { UsageCount, UsageErrorEntry, UsageRepository } from '../store/usage.js';
 
-const FLUSH_MS = 1000;
+/**
+ * Twice a second: a process killed without warning (SIGKILL) loses at most the
+ * counts of the last flush interval plus one write, which stays under a second.
+ */
+export const FLUSH_MS = 500;
 const PRUNE_MS = 60_000;
-/** Errors held in memory between flushes; beyond this the oldest are dropped (counts never are). */
+/** Error-log entries held while the store is away; beyond this the oldest are dropped (and counted). */
 const MAX_PENDING_ERRORS = 10_000;
+/**
+ * Count rows (account × key × day × service) held while the store is away:
+ * about 40 MB. A new row past this is dropped and counted; existing rows keep counting.
+ */
+const MAX_PENDING_ROWS = 200_000;
+
+/** What the meter holds unwritten, and what it had to drop: for `/metrics`. */
+export interface UsageBacklog {
+  pendingRequests: number;
+  pendingErrors: number;
+  droppedRequests: number;
+  droppedErrors: number;
+}
+
+/** Counts cut for one write: retried unchanged, under the same id, until the store takes them. */
+interface Batch {
+  id: string;
+  counts: UsageCount[];
+  errors: UsageErrorEntry[];
+  requests: number;
+}
 
 /**
  * Counts every authenticated request per account, key, day and service in
- * memory (one map update per request) and writes the counts in batches at
- * least once a second and on shutdown. Last-used times of keys ride along
- * the same flush; that bookkeeping can never fail a request.
+ * memory (one map update per request) and writes the counts in batches twice
+ * a second and on shutdown. While the store is unreachable the counts wait in
+ * memory (bounded) and are written when it answers again.
+ *
+ * A batch whose write fails is kept as it was and sent again under the same
+ * id, which the store applies at most once: a connection that drops around a
+ * commit can neither lose nor double a batch. Requests arriving meanwhile
+ * gather in the next batch. Last-used times of keys ride along the same
+ * flush; that bookkeeping can never fail a request.
  */
 export class UsageMeter {
   private counts = new Map<string, UsageCount>();
@@ -26,22 +59,41 @@ export class UsageMeter {
   private readonly touchedAccounts = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  /** The batch being (or failing to be) written; new counts wait until it lands. */
+  private unwritten: Batch | null = null;
+  private readonly batchPrefix = randomBytes(6).toString('hex');
+  private batchSeq = 0;
   private nextPrune = 0;
+  private pendingRequests = 0;
+  private droppedRequests = 0;
+  private droppedErrors = 0;
 
   constructor(
     private readonly usage: UsageRepository,
     private readonly keys: KeyRepository,
     private readonly time: ZoneTime,
+    private readonly health: StoreHealth,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
   record(accountId: string, keyId: string, service: string, now: number, failure: { status: number; error: string; path: string } | null): void {
     const day = this.time.day(now);
     let count = this.recent.get(keyId)?.get(service);
-    if (count === undefined || count.day !== day) count = this.countFor(accountId, keyId, day, service);
+    if (count === undefined || count.day !== day) {
+      const created = this.countFor(accountId, keyId, day, service);
+      if (created === null) {
+        this.droppedRequests++;
+        return;
+      }
+      count = created;
+    }
+    this.pendingRequests++;
     if (failure) {
       count.errors++;
-      if (this.errors.length >= MAX_PENDING_ERRORS) this.errors.shift();
+      if (this.errors.length >= MAX_PENDING_ERRORS) {
+        this.errors.shift();
+        this.droppedErrors++;
+      }
       this.errors.push({ account_id: accountId, key_id: keyId, at: now, service, path: failure.path.slice(0, 500), http_status: failure.status, error: failure.error });
       this.touchedAccounts.add(accountId);
     } else {
@@ -50,11 +102,17 @@ export class UsageMeter {
     this.lastUsed.set(keyId, now);
   }
 
-  /** The pending count for this key, day and service, created if need be, and indexed for the next request. */
-  private countFor(accountId: string, keyId: string, day: string, service: string): UsageCount {
+  backlog(): UsageBacklog {
+    const pendingErrors = this.errors.length + (this.unwritten?.errors.length ?? 0);
+    return { pendingRequests: this.pendingRequests, pendingErrors, droppedRequests: this.droppedRequests, droppedErrors: this.droppedErrors };
+  }
+
+  /** The pending count for this key, day and service, created if need be (null past the bound), and indexed for the next request. */
+  private countFor(accountId: string, keyId: string, day: string, service: string): UsageCount | null {
     const id = `${accountId}\u0000${keyId}\u0000${day}\u0000${service}`;
     let count = this.counts.get(id);
     if (!count) {
+      if (this.counts.size + (this.unwritten?.counts.length ?? 0) >= MAX_PENDING_ROWS) return null;
       count = { account_id: accountId, key_id: keyId, day, service, ok: 0, errors: 0 };
       this.counts.set(id, count);
     }
@@ -65,7 +123,10 @@ export class UsageMeter {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
+    // A tick while a write is still out (a slow or hanging database) waits for the next tick, so writes never pile up.
+    this.timer = setInterval(() => {
+      if (!this.flushing) void this.flush();
+    }, FLUSH_MS);
     this.timer.unref();
   }
 
@@ -76,7 +137,7 @@ export class UsageMeter {
     await this.flush();
   }
 
-  /** Write pending counts; one flush at a time, and a failed batch is kept for the next try. */
+  /** Write what is pending; one flush at a time (a call during one runs after it). */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing.then(() => this.flush());
     this.flushing = this.writePending().finally(() => {
@@ -86,47 +147,54 @@ export class UsageMeter {
   }
 
   private async writePending(): Promise<void> {
-    const counts = this.counts;
-    const errors = this.errors;
-    const lastUsed = this.lastUsed;
+    // A store known to be away (a removed SQLite file, say) is not written to; its ping brings it back.
+    if (!this.health.reachable) return;
+    const batch = this.unwritten ?? this.cutBatch();
+    if (batch) {
+      this.unwritten = batch;
+      try {
+        await this.usage.record(batch.counts, batch.errors, batch.id, this.time.now());
+      } catch (error) {
+        this.health.failed(error, this.time.now());
+        this.onError(error);
+        return;
+      }
+      this.unwritten = null;
+      this.pendingRequests -= batch.requests;
+      this.health.succeeded(this.time.now());
+      // What arrived while this batch was held goes out now rather than half a second later.
+      if (this.counts.size > 0 || this.errors.length > 0) return this.writePending();
+    }
+    await this.writeBookkeeping();
+  }
+
+  /** Everything counted so far as one batch, or null when there is nothing. */
+  private cutBatch(): Batch | null {
+    if (this.counts.size === 0 && this.errors.length === 0) return null;
+    const counts = [...this.counts.values()];
+    const batch = { id: `${this.batchPrefix}-${++this.batchSeq}`, counts, errors: this.errors, requests: counts.reduce((sum, c) => sum + c.ok + c.errors, 0) };
     this.counts = new Map();
     this.recent = new Map();
     this.errors = [];
+    return batch;
+  }
+
+  /** Last-used times and error-log pruning: best effort, never retried. */
+  private async writeBookkeeping(): Promise<void> {
+    const lastUsed = this.lastUsed;
     this.lastUsed = new Map();
-    try {
-      await this.usage.record([...counts.values()], errors);
-    } catch (error) {
-      this.restore(counts, errors);
-      this.onError(error);
-      return;
-    }
     try {
       await this.keys.touch(lastUsed);
       const now = this.time.now();
-      if (now >= this.nextPrune && this.touchedAccounts.size > 0) {
+      if (now >= this.nextPrune) {
         this.nextPrune = now + PRUNE_MS;
         const accounts = [...this.touchedAccounts];
         this.touchedAccounts.clear();
-        await this.usage.pruneErrors(accounts, now);
+        if (accounts.length > 0) await this.usage.pruneErrors(accounts, now);
+        await this.usage.pruneBatches(now);
       }
     } catch (error) {
       this.onError(error);
     }
-  }
-
-  /** Put a batch that failed to write back in front of what arrived meanwhile. */
-  private restore(counts: Map<string, UsageCount>, errors: UsageErrorEntry[]): void {
-    for (const [id, count] of this.counts) {
-      const earlier = counts.get(id);
-      if (earlier) {
-        earlier.ok += count.ok;
-        earlier.errors += count.errors;
-      } else {
-        counts.set(id, count);
-      }
-    }
-    this.counts = counts;
-    this.recent = new Map();
-    this.errors = [...errors, ...this.errors].slice(-MAX_PENDING_ERRORS);
   }
 }

@@ -39,6 +39,9 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   const endpoints = status.endpoints
     .map((e) => `<tr><td>${escape(ENDPOINT_TITLES[e.name] ?? e.name)}<div class="en">${escape(e.name)}</div></td><td dir="ltr"><code>${escape(e.path)}</code></td><td>${badge(e.state)}</td></tr>`)
     .join('');
+  const store = status.store.reachable
+    ? ''
+    : `<p class="meta">${badge('down')} پایگاه داده در دسترس نیست؛ نرخ‌ها از حافظه ارائه می‌شوند و آمار مصرف نگه داشته می‌شود. <span class="en">The account store is unreachable since ${at(status.store.since)}; rates are served from memory and usage is buffered.</span></p>`;
   const sources = status.sources
     .map(
       (s) =>
@@ -81,6 +84,7 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   <p class="meta">آخرین بررسی (last check): <span dir="ltr">${at(status.last_check)}</span> ·
      آخرین به‌روزرسانی (last update): <span dir="ltr">${at(status.last_update)}</span> ·
      تولید صفحه (generated): <span dir="ltr">${escape(time.format(now))}</span></p>
+  ${store}
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
   <h2>منابع داده زنده <span class="en">Live-data sources</span></h2>

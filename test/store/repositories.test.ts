@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
 
       it('runs every migration once and reports the dialect', async () => {
         assert.equal(opened.store.dialect, dialect.name);
-        assert.deepEqual(await migrationNames(opened.store), ['001_accounts_and_keys', '002_usage']);
+        assert.deepEqual(await migrationNames(opened.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches']);
         assert.equal(await opened.store.ping(), true);
         assert.equal(await opened.store.accounts.revision(), 0);
         assert.equal(await opened.store.accounts.count(), 0);
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
         const revision = await opened.store.accounts.revision();
         const again = await Store.open(opened.options);
         try {
-          assert.deepEqual(await migrationNames(again), ['001_accounts_and_keys', '002_usage']);
+          assert.deepEqual(await migrationNames(again), ['001_accounts_and_keys', '002_usage', '003_usage_batches']);
           const revisionRows = await again.connection.db.selectFrom('store_revision').selectAll().execute();
           assert.deepEqual(revisionRows, [{ id: 1, revision }]);
           assert.equal((await again.accounts.find('kept'))?.plan, 'basic');
@@ -379,6 +379,18 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await store.usage.total('acc_u1'), { ok: 12, errors: 3 });
       });
 
+      it('applies a batch sent twice under the same id once', async () => {
+        const counts = [{ account_id: 'acc_batch', key_id: 'k', day: '2026-11-20', service: 'detail', ok: 4, errors: 1 }];
+        const errors = [errorEntry('acc_batch', 1000)];
+        assert.equal(await store.usage.record(counts, errors, 'node-1'), true);
+        assert.equal(await store.usage.record(counts, errors, 'node-1'), false, 'the second send is recognised');
+        assert.equal(await store.usage.record(counts, [], 'node-2'), true);
+        assert.deepEqual(await store.usage.total('acc_batch'), { ok: 8, errors: 2 });
+        assert.equal((await store.usage.errors('acc_batch', 0)).length, 1);
+        await store.usage.pruneBatches(Date.now() + 2 * 86_400_000);
+        assert.equal(await store.usage.record(counts, [], 'node-1'), true, 'a pruned id is forgotten');
+      });
+
       it('record() lands a batch whole or not at all', async () => {
         const bad = { ...errorEntry('acc_u2', 1), path: null as unknown as string };
         await assert.rejects(store.usage.record([{ account_id: 'acc_u2', key_id: 'k', day: '2026-11-20', service: 'detail', ok: 9, errors: 1 }], [errorEntry('acc_u2', 0), bad]));
@@ -497,7 +509,7 @@ for (const dialect of DIALECTS) {
 
       it('counts every recorded request and writes them on flush', async () => {
         const failures: unknown[] = [];
-        const meter = new UsageMeter(store.usage, store.keys, time, (error) => failures.push(error));
+        const meter = new UsageMeter(store.usage, store.keys, time, store.health, (error) => failures.push(error));
         const now = Date.now();
         const day = time.day(now);
         const revision = await store.accounts.revision();
@@ -535,7 +547,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('counts requests either side of midnight under their own days', async () => {
-        const meter = new UsageMeter(store.usage, store.keys, time);
+        const meter = new UsageMeter(store.usage, store.keys, time, store.health);
         const midnight = time.nextMidnight(Date.now());
         const [before, after] = [time.day(midnight - 1), time.day(midnight)];
         const totalBefore = await store.usage.total(accountId);
@@ -550,7 +562,7 @@ for (const dialect of DIALECTS) {
 
       it('keeps a batch that failed to write and writes it, exactly once, on the next flush', async () => {
         const failures: unknown[] = [];
-        const meter = new UsageMeter(store.usage, store.keys, time, (error) => failures.push(error));
+        const meter = new UsageMeter(store.usage, store.keys, time, store.health, (error) => failures.push(error));
         const before = await store.usage.total(accountId);
         const errorsBefore = (await store.usage.errors(accountId, 0, 5000)).length;
         const now = Date.now();
@@ -566,6 +578,12 @@ for (const dialect of DIALECTS) {
         assert.equal(failures.length, 1, 'the failure is reported');
         assert.deepEqual(await store.usage.total(accountId), before);
         assert.equal((await store.usage.errors(accountId, 0, 5000)).length, errorsBefore, 'the failed batch wrote no errors');
+        assert.equal(store.health.reachable, false, 'the failed write marks the store unreachable');
+        assert.equal(meter.backlog().pendingRequests, 50);
+        // While the store is known to be away the meter holds its counts; the next successful ping brings it back.
+        await meter.flush();
+        assert.deepEqual(await store.usage.total(accountId), before);
+        assert.equal(await store.ping(), true);
 
         // More requests arrive before the retry.
         for (let i = 0; i < 20; i++) meter.record(accountId, keyB, 'detail', now + 100 + i, i < 2 ? { status: 400, error: 'BAD', path: '/bad' } : null);
@@ -574,12 +592,13 @@ for (const dialect of DIALECTS) {
         assert.equal(failures.length, 1);
         assert.deepEqual(await store.usage.total(accountId), { ok: before.ok + 45 + 18 + 1, errors: before.errors + 5 + 2 });
         assert.equal((await store.usage.errors(accountId, 0, 5000)).length, errorsBefore + 7);
+        assert.deepEqual(meter.backlog(), { pendingRequests: 0, pendingErrors: 0, droppedRequests: 0, droppedErrors: 0 });
         await meter.flush();
         assert.deepEqual(await store.usage.total(accountId), { ok: before.ok + 64, errors: before.errors + 7 });
       });
 
       it('overlapping flushes and stop() write every request exactly once', async () => {
-        const meter = new UsageMeter(store.usage, store.keys, time);
+        const meter = new UsageMeter(store.usage, store.keys, time, store.health);
         const before = await store.usage.total(accountId);
         const now = Date.now();
         for (let i = 0; i < 30; i++) meter.record(accountId, keyA, 'catalogue', now, null);
