@@ -18,6 +18,8 @@ const reference: Reference = {
   source_key: 'ir_fx_free_usd',
   aliases: ['dollar'],
   status: 'active',
+  min: null,
+  max: null,
 };
 
 function value(raw: string, ageMs: number): SourceValue {
