@@ -87,12 +87,12 @@ function readBand(record: Record<string, unknown>, where: string): { min: number
   const bound = (field: 'min' | 'max'): number | null => {
     const value = record[field];
     if (value === undefined || value === null) return null;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new CatalogueError(`${where}: field "${field}" must be a positive finite number`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new CatalogueError(`${where}: ${field} must be a positive finite number when given`);
     return value;
   };
   const min = bound('min');
   const max = bound('max');
-  if (min !== null && max !== null && min >= max) throw new CatalogueError(`${where}: field "min" (${min}) must be less than "max" (${max})`);
+  if (min !== null && max !== null && min >= max) throw new CatalogueError(`${where}: min (${min}) must be below max (${max})`);
   return { min, max };
 }
 

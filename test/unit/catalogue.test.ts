@@ -138,15 +138,15 @@ describe('catalogue validation', () => {
   });
 
   it('rejects a band bound that is not a positive finite number, naming the field', () => {
-    rejects(folder({ 'a.json': [entry('usd', { min: 0 })] }), 'a.json entry 0 (usd)', 'field "min" must be a positive finite number');
-    rejects(folder({ 'a.json': [entry('usd', { max: -5 })] }), 'field "max" must be a positive finite number');
-    rejects(folder({ 'a.json': [entry('usd', { max: '100' })] }), 'field "max" must be a positive finite number');
-    rejects(folder({ 'a.json': '[{"key":"usd","title":"t","title_en":"t","description":"d","unit":"u","category":"currency","source_key":"s","aliases":[],"status":"active","max":1e999}]' }), 'field "max" must be a positive finite number');
+    rejects(folder({ 'a.json': [entry('usd', { min: 0 })] }), 'a.json entry 0 (usd)', 'min must be a positive finite number');
+    rejects(folder({ 'a.json': [entry('usd', { max: -5 })] }), 'max must be a positive finite number');
+    rejects(folder({ 'a.json': [entry('usd', { max: '100' })] }), 'max must be a positive finite number');
+    rejects(folder({ 'a.json': '[{"key":"usd","title":"t","title_en":"t","description":"d","unit":"u","category":"currency","source_key":"s","aliases":[],"status":"active","max":1e999}]' }), 'max must be a positive finite number');
   });
 
   it('rejects a band whose min is not below its max', () => {
-    rejects(folder({ 'a.json': [entry('usd', { min: 500, max: 500 })] }), 'a.json entry 0 (usd)', 'field "min" (500) must be less than "max" (500)');
-    rejects(folder({ 'a.json': [entry('usd', { min: 600, max: 500 })] }), '"min" (600) must be less than "max" (500)');
+    rejects(folder({ 'a.json': [entry('usd', { min: 500, max: 500 })] }), 'a.json entry 0 (usd)', 'min (500) must be below max (500)');
+    rejects(folder({ 'a.json': [entry('usd', { min: 600, max: 500 })] }), 'min (600) must be below max (500)');
   });
 
   it('rejects a duplicate key, naming both files and the key', () => {
