@@ -5,6 +5,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { SERVICES } from './domain/plan.js';
 import { isValidTimeZone } from './domain/time.js';
+import { DEFAULT_MAX_BACKOFF_SECONDS } from './sources/http.js';
 import type { SourceConfig } from './sources/monitor.js';
 
 export class ConfigError extends Error {}
@@ -20,6 +21,7 @@ const SourceSchema = Type.Object(
     max_age_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
     poll_seconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 86_400 })),
     timeout_seconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 120 })),
+    max_backoff_seconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 86_400 })),
   },
   { additionalProperties: false },
 );
@@ -143,15 +145,26 @@ function sourceFromFile(source: Static<typeof SourceSchema>, index: number, base
   if (source.type === 'http' && !source.url) throw new ConfigError(`${at}.url: required for an http source`);
   if (source.type === 'file' && source.url) throw new ConfigError(`${at}.url: not allowed on a file source`);
   if (source.type === 'http' && source.path) throw new ConfigError(`${at}.path: not allowed on an http source`);
-  return {
+  const pollSeconds = source.poll_seconds ?? (source.type === 'file' ? 1 : 10);
+  const config: SourceConfig = {
     name: source.name,
     type: source.type,
     path: source.path ? resolve(base, source.path) : undefined,
     url: source.url,
     max_age_seconds: source.max_age_seconds ?? 300,
-    poll_seconds: source.poll_seconds ?? (source.type === 'file' ? 1 : 10),
+    poll_seconds: pollSeconds,
     timeout_seconds: source.timeout_seconds ?? 5,
   };
+  if (source.type === 'http') config.max_backoff_seconds = httpBackoff(source.max_backoff_seconds, pollSeconds, at);
+  else if (source.max_backoff_seconds !== undefined) throw new ConfigError(`${at}.max_backoff_seconds: not allowed on a file source (a file is watched, never backed off)`);
+  return config;
+}
+
+/** The longest wait between polls of a failing http source: never below its poll interval. */
+function httpBackoff(configured: number | undefined, pollSeconds: number, at: string): number {
+  if (configured === undefined) return Math.max(pollSeconds, DEFAULT_MAX_BACKOFF_SECONDS);
+  if (configured < pollSeconds) throw new ConfigError(`${at}.max_backoff_seconds: must be at least poll_seconds (${pollSeconds}), got ${configured}`);
+  return configured;
 }
 
 /** The built-in setup: three demo files kept moving by the demo feeder. */

@@ -61,7 +61,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
 
   const demoKey = config.demo ? await ensureDemoAccount(store) : null;
 
-  const monitor = new SourceMonitor(config.sources, time.clock);
+  const monitor = new SourceMonitor(config.sources, time.clock, { logger });
   const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
   await engine.start();
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));

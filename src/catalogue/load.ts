@@ -66,6 +66,7 @@ function validateEntry(entry: unknown, where: string): Reference {
   for (const alias of aliases as string[]) {
     if (!KEY_PATTERN.test(alias) || alias !== alias.toLowerCase()) throw new CatalogueError(`${where}: alias "${alias}" must be lowercase and match ${KEY_PATTERN}`);
   }
+  const { min, max } = readBand(record, where);
   return {
     key,
     title: record.title as string,
@@ -76,7 +77,23 @@ function validateEntry(entry: unknown, where: string): Reference {
     source_key: record.source_key as string,
     aliases: [...(aliases as string[])],
     status: 'active',
+    min,
+    max,
   };
+}
+
+/** The optional sanity band: each bound a positive finite number, and `min` below `max` when both are given. */
+function readBand(record: Record<string, unknown>, where: string): { min: number | null; max: number | null } {
+  const bound = (field: 'min' | 'max'): number | null => {
+    const value = record[field];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new CatalogueError(`${where}: ${field} must be a positive finite number when given`);
+    return value;
+  };
+  const min = bound('min');
+  const max = bound('max');
+  if (min !== null && max !== null && min >= max) throw new CatalogueError(`${where}: min (${min}) must be below max (${max})`);
+  return { min, max };
 }
 
 function claim(origin: Map<string, string>, name: string, where: string, kind: 'key' | 'alias'): void {

@@ -15,4 +15,10 @@ export interface Reference {
   source_key: string;
   aliases: string[];
   status: 'active';
+  /**
+   * The sanity band of the reference's price (inclusive), in its own unit; null where open.
+   * A value outside it is absurd for this reference (a gold coin at 0.3 rial, 1e300) and is never served.
+   */
+  min: number | null;
+  max: number | null;
 }

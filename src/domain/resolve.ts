@@ -15,38 +15,36 @@ export interface KnownValue {
   source: string;
 }
 
-/** A value may serve as fresh only if it is finite, positive and younger than its source's max age. */
+/** A value may serve as fresh only if it is younger than its source's max age. */
 export function isFresh(value: SourceValue, maxAgeMs: number, now: number): boolean {
   return now - value.updatedAt <= maxAgeMs;
 }
 
+/** Whether a value lies inside its reference's sanity band (inclusive; an absent bound is open). */
+export function inBand(reference: Reference, value: number): boolean {
+  return (reference.min === null || value >= reference.min) && (reference.max === null || value <= reference.max);
+}
+
 /**
  * Failover for one reference: the first source, in priority order, that is
- * healthy and holds a fresh value for the reference's `source_key`; else the
- * newest value any source (or an earlier snapshot) still knows, as `stale`;
- * else `unavailable`.
+ * healthy and holds a fresh value inside the reference's band; else the
+ * newest in-band value any source (or an earlier snapshot) still knows, as
+ * `stale`; else `unavailable`. A value outside the band is never served.
  */
-export function resolveRate(
-  reference: Reference,
-  sources: readonly SourceView[],
-  now: number,
-  lastKnown: KnownValue | undefined,
-): Rate {
+export function resolveRate(reference: Reference, sources: readonly SourceView[], now: number, lastKnown: KnownValue | undefined): Rate {
   const base = { key: reference.key, title: reference.title, unit: reference.unit, source_key: reference.source_key };
 
+  let newest = lastKnown && inBand(reference, lastKnown.value.value) ? lastKnown : undefined;
   for (const source of sources) {
-    if (!source.healthy) continue;
     const value = source.items.get(reference.source_key);
-    if (value && isFresh(value, source.maxAgeMs, now)) {
+    if (!value || !inBand(reference, value.value)) continue;
+    if (source.healthy && isFresh(value, source.maxAgeMs, now)) {
       return { ...base, value: value.raw, updated_at: value.updatedAt, status: 'ok', source: source.name };
     }
+    // Remembered on the way: only needed when no source has a fresh value.
+    if (!newest || value.updatedAt > newest.value.updatedAt) newest = { value, source: source.name };
   }
 
-  let newest = lastKnown;
-  for (const source of sources) {
-    const value = source.items.get(reference.source_key);
-    if (value && (!newest || value.updatedAt > newest.value.updatedAt)) newest = { value, source: source.name };
-  }
   if (newest) {
     return {
       ...base,
@@ -58,4 +56,28 @@ export function resolveRate(
     };
   }
   return { ...base, value: null, updated_at: null, status: 'unavailable', source: null };
+}
+
+/** How many of one source's values for catalogue references lie inside and outside their bands. */
+export interface BandCount {
+  inBand: number;
+  outOfBand: number;
+}
+
+/**
+ * Every source's band count over the catalogue, for the status page and
+ * metrics. It depends only on the sources' items, so it is worth computing
+ * only when a source changed.
+ */
+export function countBands(references: readonly Reference[], sources: readonly SourceView[]): Map<string, BandCount> {
+  const counts = new Map<string, BandCount>();
+  for (const source of sources) {
+    const count = { inBand: 0, outOfBand: 0 };
+    for (const reference of references) {
+      const value = source.items.get(reference.source_key);
+      if (value) count[inBand(reference, value.value) ? 'inBand' : 'outOfBand']++;
+    }
+    counts.set(source.name, count);
+  }
+  return counts;
 }

@@ -10,13 +10,13 @@ export interface Metrics {
   observe(route: string, method: string, status: number, seconds: number): void;
 }
 
-/** Prometheus metrics: requests by route and status, latency, and source ages read at scrape time. */
 /** Background state read at scrape time. */
 export interface BackgroundReadings {
   usage(): UsageBacklog;
   storeUp(): boolean;
 }
 
+/** Prometheus metrics: requests by route and status, latency, source health (age, state, lost values), store and usage backlog, read at scrape time. */
 export function createMetrics(clock: Clock, sourceHealth: (now: number) => SourceHealth[], snapshots: () => SnapshotHistory, background: BackgroundReadings): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'nerkh_' });
@@ -40,6 +40,26 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
     collect() {
       this.reset();
       for (const source of sourceHealth(clock.now())) this.set({ source: source.name }, source.state === 'active' ? 1 : source.state === 'degraded' ? 0.5 : 0);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_source_values_dropped',
+    help: 'Items dropped from each source’s latest document: not a positive finite number, or a bad or future timestamp',
+    labelNames: ['source'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of sourceHealth(clock.now())) this.set({ source: source.name }, source.dropped);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_source_values_out_of_range',
+    help: 'Values each source holds outside their reference’s sanity band (never served)',
+    labelNames: ['source'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of sourceHealth(clock.now())) this.set({ source: source.name }, source.out_of_range);
     },
   });
   new Gauge({

@@ -1,7 +1,7 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { fnv1a } from '../domain/hash.js';
 import { serialiseLegacyEntry, serialiseRate } from '../domain/rate.js';
-import { resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
+import { countBands, resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SourceMonitor } from '../sources/monitor.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
@@ -81,9 +81,12 @@ export class RatesEngine {
 
   /** Resolve every reference now; publish a new snapshot only if some rate changed. */
   rebuild(now = this.time.now()): Snapshot {
+    const sourcesChanged = this.sourcesChanged;
     this.sourcesChanged = false;
     const previous = this.snapshot;
     const views = this.monitor.views();
+    // Values out of their band are never served; how many each source holds only moves when a source does.
+    if (sourcesChanged) this.monitor.recordBands(countBands(this.catalogue.references, views));
     const maxAge = new Map(views.map((view) => [view.name, view.maxAgeMs]));
     let nextExpiry = Infinity;
     const ordered = this.orderFor(views);

@@ -53,9 +53,16 @@ export class HttpSourceReader implements SourceReader {
   stop(): void {}
 }
 
-/** Poll delay: the configured interval, doubled per consecutive failure, capped at 5 minutes. */
-export function nextDelayMs(pollSeconds: number, consecutiveFailures: number): number {
+/** The default longest wait between polls of a failing source: a recovered source is used again within this. */
+export const DEFAULT_MAX_BACKOFF_SECONDS = 30;
+
+/**
+ * Poll delay: the configured interval, doubled per consecutive failure, capped at
+ * `maxBackoffSeconds` (default: the larger of the interval and 30 s), so a source that
+ * comes back is probed, and used, again within that cap. Never faster than the interval.
+ */
+export function nextDelayMs(pollSeconds: number, consecutiveFailures: number, maxBackoffSeconds = Math.max(pollSeconds, DEFAULT_MAX_BACKOFF_SECONDS)): number {
   const base = pollSeconds * 1000;
   if (consecutiveFailures <= 0) return base;
-  return Math.min(base * 2 ** Math.min(consecutiveFailures, 16), Math.max(base, 300_000));
+  return Math.min(base * 2 ** Math.min(consecutiveFailures, 30), Math.max(base, maxBackoffSeconds * 1000));
 }

@@ -1,10 +1,14 @@
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { SourceValue } from '../domain/rate.js';
-import type { SourceView } from '../domain/resolve.js';
+import type { BandCount, SourceView } from '../domain/resolve.js';
+import type { Logger } from '../log.js';
 import { FileSourceReader } from './file.js';
+import { assessHealth, type SourceHealth, type SourceState } from './health.js';
 import { HttpSourceReader, nextDelayMs } from './http.js';
-import type { SourceData } from './parse.js';
+import { NoUsableValuesError, type SourceData } from './parse.js';
 import { describeReadError, type SourceReader } from './reader.js';
+
+export type { SourceHealth, SourceState } from './health.js';
 
 export interface SourceConfig {
   name: string;
@@ -14,20 +18,23 @@ export interface SourceConfig {
   max_age_seconds: number;
   poll_seconds: number;
   timeout_seconds: number;
+  /** Longest wait between polls of a failing http source; default max(poll_seconds, 30). */
+  max_backoff_seconds?: number;
 }
 
-export type SourceState = 'active' | 'degraded' | 'down';
+/** The logger calls the monitor makes: a pino logger fits. */
+export type SourceLogger = Pick<Logger, 'debug' | 'info' | 'warn'>;
 
-export interface SourceHealth {
-  name: string;
-  state: SourceState;
-  /** When the source's kept data was last updated (epoch ms). */
-  last_update: number | null;
-  age_seconds: number | null;
-  error: string | null;
-  /** When the source was last read or polled (epoch ms). */
-  last_check: number | null;
+export interface SourceMonitorOptions {
+  readerFor?: (config: SourceConfig) => SourceReader;
+  /** Where state changes and background read failures are written. */
+  logger?: SourceLogger;
 }
+
+/** How often state changes that only the clock causes (data ageing past max age) are looked for. */
+const STATE_CHECK_MS = 1000;
+
+const SILENT: SourceLogger = { debug() {}, info() {}, warn() {} };
 
 /** One source with its last good data and its health; only the monitor writes it. */
 class MonitoredSource {
@@ -35,6 +42,11 @@ class MonitoredSource {
   error: string | null = null;
   lastCheck: number | null = null;
   failures = 0;
+  /** Items dropped from the latest document parsed, good or refused. */
+  dropped = 0;
+  bands: BandCount | null = null;
+  /** The state last logged; null before the first look. */
+  loggedState: SourceState | null = null;
   private reading: Promise<void> | null = null;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
@@ -44,6 +56,7 @@ class MonitoredSource {
     readonly config: SourceConfig,
     readonly reader: SourceReader,
     private readonly clock: Clock,
+    private readonly logger: SourceLogger,
     private readonly onChange: () => void,
   ) {}
 
@@ -72,6 +85,7 @@ class MonitoredSource {
       // An unchanged source keeps its error state until it changes (a corrupt file stays corrupt).
       if (data) {
         this.data = data;
+        this.dropped = data.dropped;
         this.error = null;
         this.onChange();
       } else if (before !== null && this.config.type === 'http') {
@@ -81,10 +95,36 @@ class MonitoredSource {
     } catch (error) {
       this.lastCheck = this.clock.now();
       this.failures++;
-      // A bad read never replaces the last good data.
+      // A bad read, or a document without one usable value, never replaces the last good data.
       this.error = describeReadError(error);
+      if (error instanceof NoUsableValuesError) this.dropped = error.dropped;
+      this.logFailure(error, before);
       if (this.error !== before) this.onChange();
     }
+    this.checkState();
+  }
+
+  /** The first failure of a run, or a new reason, is a warning; the same failure again is detail. */
+  private logFailure(error: unknown, before: string | null): void {
+    const fields = { part: 'sources', source: this.config.name, reason: this.error, detail: (error as Error)?.message, failures: this.failures };
+    if (this.error !== before) this.logger.warn(fields, `source ${this.config.name}: read failed: ${this.error}`);
+    else this.logger.debug(fields, `source ${this.config.name}: read failed again`);
+  }
+
+  /** Log a change of state, with its reason: worse as a warning, recovery as information. */
+  checkState(now = this.clock.now()): void {
+    // Before its first read a source has no state worth telling.
+    if (this.lastCheck === null) return;
+    const health = this.health(now);
+    const from = this.loggedState;
+    if (health.state === from) return;
+    this.loggedState = health.state;
+    // The first look is news only when something is wrong.
+    if (from === null && health.state === 'active') return;
+    const fields = { part: 'sources', source: this.config.name, from, to: health.state, reason: health.error };
+    const message = `source ${this.config.name}: ${from ?? 'starting'} → ${health.state}${health.error ? ` (${health.error})` : ''}`;
+    if (health.state === 'active') this.logger.info(fields, message);
+    else this.logger.warn(fields, message);
   }
 
   start(): void {
@@ -94,7 +134,7 @@ class MonitoredSource {
     }
     const loop = () => {
       if (this.stopped) return;
-      this.timer = setTimeout(() => void this.refresh().then(loop), nextDelayMs(this.config.poll_seconds, this.failures));
+      this.timer = setTimeout(() => void this.refresh().then(loop), nextDelayMs(this.config.poll_seconds, this.failures, this.config.max_backoff_seconds));
       this.timer.unref();
     };
     loop();
@@ -116,17 +156,18 @@ class MonitoredSource {
   }
 
   health(now: number): SourceHealth {
-    const lastUpdate = this.data?.dataTime ?? null;
-    const age = lastUpdate === null ? null : Math.max(0, Math.floor((now - lastUpdate) / 1000));
-    let state: SourceState = 'active';
-    let error = this.error;
-    if (!this.data) state = 'down';
-    else if (this.error !== null) state = 'degraded';
-    else if (age !== null && age > this.config.max_age_seconds) {
-      state = 'degraded';
-      error = `data older than ${this.config.max_age_seconds} s`;
-    }
-    return { name: this.config.name, state, last_update: lastUpdate, age_seconds: age, error, last_check: this.lastCheck };
+    return assessHealth(
+      {
+        name: this.config.name,
+        maxAgeSeconds: this.config.max_age_seconds,
+        dataTime: this.data?.dataTime ?? null,
+        readError: this.error,
+        lastCheck: this.lastCheck,
+        dropped: this.dropped,
+        bands: this.bands,
+      },
+      now,
+    );
   }
 }
 
@@ -139,14 +180,22 @@ export function createReader(config: SourceConfig, clock: Clock = systemClock): 
 
 /**
  * Keeps every configured source read, one failure never stopping the others,
- * and tells its listener whenever a source's data or health changed.
+ * tells its listener whenever a source's data or health changed, and logs
+ * each source's state changes and read failures.
  */
 export class SourceMonitor {
   private readonly sources: MonitoredSource[];
   private listener: () => void = () => {};
+  private stateTimer: NodeJS.Timeout | null = null;
 
-  constructor(configs: SourceConfig[], clock: Clock = systemClock, readerFor: (config: SourceConfig) => SourceReader = (config) => createReader(config, clock)) {
-    this.sources = configs.map((config) => new MonitoredSource(config, readerFor(config), clock, () => this.listener()));
+  constructor(
+    configs: SourceConfig[],
+    private readonly clock: Clock = systemClock,
+    options: SourceMonitorOptions = {},
+  ) {
+    const readerFor = options.readerFor ?? ((config: SourceConfig) => createReader(config, clock));
+    const logger = options.logger ?? SILENT;
+    this.sources = configs.map((config) => new MonitoredSource(config, readerFor(config), clock, logger, () => this.listener()));
   }
 
   onChange(listener: () => void): void {
@@ -157,9 +206,13 @@ export class SourceMonitor {
   async start(): Promise<void> {
     await Promise.all(this.sources.map((source) => source.refresh()));
     for (const source of this.sources) source.start();
+    this.stateTimer = setInterval(() => this.checkStates(), STATE_CHECK_MS);
+    this.stateTimer.unref();
   }
 
   stop(): void {
+    if (this.stateTimer) clearInterval(this.stateTimer);
+    this.stateTimer = null;
     for (const source of this.sources) source.stop();
   }
 
@@ -173,5 +226,19 @@ export class SourceMonitor {
 
   health(now: number): SourceHealth[] {
     return this.sources.map((source) => source.health(now));
+  }
+
+  /**
+   * How each source's kept values fared against the references' sanity bands.
+   * Only the resolver's side knows the bands, so the engine reports them here
+   * after it resolves; health and the status page read them from here.
+   */
+  recordBands(counts: ReadonlyMap<string, BandCount>): void {
+    for (const source of this.sources) source.bands = counts.get(source.config.name) ?? null;
+    this.checkStates();
+  }
+
+  private checkStates(now = this.clock.now()): void {
+    for (const source of this.sources) source.checkState(now);
   }
 }

@@ -20,6 +20,17 @@ export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 /** A source document that cannot be used at all; its message is safe to show on the status page. */
 export class SourceFormatError extends Error {}
 
+/**
+ * A well-formed document without a single usable value (`items` empty, or every
+ * item dropped). It must not replace the source's last good data, nor leave
+ * the source looking healthy while every value comes from elsewhere.
+ */
+export class NoUsableValuesError extends SourceFormatError {
+  constructor(readonly dropped: number) {
+    super(dropped > 0 ? `no usable values (${dropped} dropped)` : 'no usable values (items is empty)');
+  }
+}
+
 /** An ISO 8601 timestamp with a zone (a naive local time is ambiguous), as epoch ms; null if invalid. */
 export function parseTimestamp(text: unknown): number | null {
   return parseIsoDateTime(text, true)?.ms ?? null;
@@ -30,6 +41,7 @@ export function parseTimestamp(text: unknown): number | null {
  * `{"updated_at": "<ISO>", "items": {"<source_key>": {"value": <number>, "updated_at": "<ISO>"} | <number>}}`.
  * Numbers are read losslessly so each value keeps the exact digits the source wrote.
  * A bare number takes the document's `updated_at`, else `fallbackTime` (the file's mtime).
+ * Items that are not usable are dropped and counted; a document left with none is refused.
  */
 export function parseSourceDocument(text: string, fallbackTime: number, now: number): SourceData {
   const latest = now + MAX_CLOCK_SKEW_MS;
@@ -62,7 +74,8 @@ export function parseSourceDocument(text: string, fallbackTime: number, now: num
     items.set(sourceKey, value);
     if (value.updatedAt > newest) newest = value.updatedAt;
   }
-  const dataTime = documentTime ?? (items.size > 0 ? newest : fallbackTime);
+  if (items.size === 0) throw new NoUsableValuesError(dropped);
+  const dataTime = documentTime ?? newest;
   return { items, dataTime, dropped };
 }
 

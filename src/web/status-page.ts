@@ -24,6 +24,38 @@ const ENDPOINT_TITLES: Record<string, string> = {
   webservice: 'وب‌سرویس قدیمی',
 };
 
+const PERSIAN_NUMBER = new Intl.NumberFormat('fa-IR', { useGrouping: false });
+const fa = (digits: string) => PERSIAN_NUMBER.format(Number(digits));
+
+/** Persian for the reasons the source monitor gives; a reason not listed here is shown in English only. */
+const REASONS_FA: [RegExp, (m: RegExpExecArray) => string][] = [
+  [/^no usable values \(items is empty\)$/, () => 'بدون مقدار قابل استفاده (فهرست اقلام خالی است)'],
+  [/^no usable values \((\d+) dropped\)$/, (m) => `بدون مقدار قابل استفاده (${fa(m[1]!)} مقدار نامعتبر کنار گذاشته شد)`],
+  [/^no usable values \((\d+) out of range\)$/, (m) => `بدون مقدار قابل استفاده (${fa(m[1]!)} مقدار خارج از محدوده مجاز)`],
+  [/^(\d+) values? dropped$/, (m) => `${fa(m[1]!)} مقدار نامعتبر کنار گذاشته شد`],
+  [/^(\d+) values? out of range$/, (m) => `${fa(m[1]!)} مقدار خارج از محدوده مجاز`],
+  [/^data older than (\d+) s$/, (m) => `داده قدیمی‌تر از ${fa(m[1]!)} ثانیه`],
+  [/^file not found$/, () => 'فایل پیدا نشد'],
+  [/^request timed out$/, () => 'مهلت درخواست تمام شد'],
+];
+
+/** A source's `error` for people: each known part in Persian, then the English as given. */
+function sourceError(error: string | null): string {
+  if (!error) return '—';
+  const persian = error
+    .split('; ')
+    .map((part) => {
+      for (const [pattern, say] of REASONS_FA) {
+        const match = pattern.exec(part);
+        if (match) return say(match);
+      }
+      return null;
+    })
+    .filter((part): part is string => part !== null);
+  const english = `<div class="en">${escape(error)}</div>`;
+  return persian.length > 0 ? `${escape(persian.join('؛ '))}${english}` : english;
+}
+
 function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -46,7 +78,7 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
     .map(
       (s) =>
         `<tr><td dir="ltr">${escape(s.name)}</td><td>${badge(s.state)}</td><td dir="ltr">${at(s.last_update)}</td>` +
-        `<td dir="ltr">${s.age_seconds === null ? 'never' : escape(formatAge(s.age_seconds))}</td><td dir="ltr">${s.error ? escape(s.error) : '—'}</td></tr>`,
+        `<td dir="ltr">${s.age_seconds === null ? 'never' : escape(formatAge(s.age_seconds))}</td><td>${sourceError(s.error)}</td></tr>`,
     )
     .join('');
   return `<!doctype html>

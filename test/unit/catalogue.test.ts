@@ -130,6 +130,25 @@ describe('catalogue validation', () => {
     assert.deepEqual(catalogue.popular, ['usd', 'eur']);
   });
 
+  it('reads the optional sanity band, null where absent', () => {
+    const catalogue = loadCatalogue(folder({ 'a.json': [entry('usd', { min: 100_000, max: 5_000_000 }), entry('eur', { max: 0.5 }), entry('gbp')] }));
+    assert.deepEqual([catalogue.get('usd')?.min, catalogue.get('usd')?.max], [100_000, 5_000_000]);
+    assert.deepEqual([catalogue.get('eur')?.min, catalogue.get('eur')?.max], [null, 0.5]);
+    assert.deepEqual([catalogue.get('gbp')?.min, catalogue.get('gbp')?.max], [null, null]);
+  });
+
+  it('rejects a band bound that is not a positive finite number, naming the field', () => {
+    rejects(folder({ 'a.json': [entry('usd', { min: 0 })] }), 'a.json entry 0 (usd)', 'min must be a positive finite number');
+    rejects(folder({ 'a.json': [entry('usd', { max: -5 })] }), 'max must be a positive finite number');
+    rejects(folder({ 'a.json': [entry('usd', { max: '100' })] }), 'max must be a positive finite number');
+    rejects(folder({ 'a.json': '[{"key":"usd","title":"t","title_en":"t","description":"d","unit":"u","category":"currency","source_key":"s","aliases":[],"status":"active","max":1e999}]' }), 'max must be a positive finite number');
+  });
+
+  it('rejects a band whose min is not below its max', () => {
+    rejects(folder({ 'a.json': [entry('usd', { min: 500, max: 500 })] }), 'a.json entry 0 (usd)', 'min (500) must be below max (500)');
+    rejects(folder({ 'a.json': [entry('usd', { min: 600, max: 500 })] }), 'min (600) must be below max (500)');
+  });
+
   it('rejects a duplicate key, naming both files and the key', () => {
     rejects(folder({ 'a.json': [entry('usd')], 'b.json': [entry('eur'), entry('usd')] }), 'b.json entry 1 (usd)', 'key "usd"', 'a.json entry 0');
   });

@@ -105,8 +105,17 @@ describe('loadConfig with a config file', () => {
     assert.deepEqual(config.plans, { basic: { requests_per_minute: 10 } });
     assert.deepEqual(config.sources, [
       { name: 'alpha', type: 'file', path: join(etc, 'alpha.json'), url: undefined, max_age_seconds: 60, poll_seconds: 2, timeout_seconds: 5 },
-      { name: 'remote', type: 'http', path: undefined, url: 'https://example.test/feed.json', max_age_seconds: 300, poll_seconds: 10, timeout_seconds: 3 },
+      { name: 'remote', type: 'http', path: undefined, url: 'https://example.test/feed.json', max_age_seconds: 300, poll_seconds: 10, timeout_seconds: 3, max_backoff_seconds: 30 },
     ]);
+  });
+
+  it('caps an http source back-off at max(poll_seconds, 30 s) unless max_backoff_seconds says otherwise', () => {
+    const http = (name: string, extra: Record<string, unknown> = {}) => ({ name, type: 'http', url: `http://127.0.0.1:9/${name}`, ...extra });
+    const config = loadConfig({}, workdir({ sources: [http('slow', { poll_seconds: 120 }), http('quick', { poll_seconds: 2 }), http('set', { poll_seconds: 2, max_backoff_seconds: 8 }), http('tiny', { poll_seconds: 0.5, max_backoff_seconds: 0.5 })] }));
+    assert.deepEqual(
+      config.sources.map((s) => [s.name, s.max_backoff_seconds]),
+      [['slow', 120], ['quick', 30], ['set', 8], ['tiny', 0.5]],
+    );
   });
 
   it('finds nerkh.config.json in the working folder', () => {
@@ -158,6 +167,13 @@ describe('loadConfig errors name the field', () => {
 
   it('a url that is not http(s)', () => {
     rejects(load({ sources: [{ name: 'r', type: 'http', url: 'ftp://x.test/' }] }), 'sources[0].url');
+  });
+
+  it('a max_backoff_seconds that is not a positive number, below poll_seconds, or on a file source', () => {
+    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'http://x.test/', max_backoff_seconds: 0 }] }), 'sources[0].max_backoff_seconds');
+    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'http://x.test/', max_backoff_seconds: '30' }] }), 'sources[0].max_backoff_seconds');
+    rejects(load({ sources: [fileSource('a'), { name: 'r', type: 'http', url: 'http://x.test/', poll_seconds: 60, max_backoff_seconds: 30 }] }), 'sources[1].max_backoff_seconds', 'at least poll_seconds (60)');
+    rejects(load({ sources: [fileSource('a', { max_backoff_seconds: 30 })] }), 'sources[0].max_backoff_seconds', 'not allowed on a file source');
   });
 
   it('a duplicate source name', () => {

@@ -177,6 +177,43 @@ describe('HttpSourceReader', () => {
       monitor.stop();
     }
   });
+
+  it('under a SourceMonitor: a source that recovers after a long outage is used again within max_backoff_seconds', async (t) => {
+    // 0.05 s polls doubling for 10+ failures would wait over 50 s without the cap.
+    let failing = true;
+    let polls = 0;
+    handler = (_req, res) => {
+      polls++;
+      if (failing) {
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+      json(`{"updated_at":"${new Date().toISOString()}","items":{"a":42}}`)(_req, res);
+    };
+    const monitor = new SourceMonitor([{ name: 'remote', type: 'http', url: `${base}/feed`, max_age_seconds: 300, poll_seconds: 0.05, timeout_seconds: 1, max_backoff_seconds: 0.4 }]);
+    try {
+      await monitor.start();
+      assert.equal(monitor.health(Date.now())[0]!.state, 'down');
+      await eventually(() => polls >= 10, 10_000, 20);
+      const sinceStart = polls;
+      // Capped: a failing source is still probed about every 0.4 s, and never faster.
+      await new Promise((r) => setTimeout(r, 1500));
+      const probes = polls - sinceStart;
+      t.diagnostic(`${probes} probes in 1.5 s while failing (cap 0.4 s)`);
+      assert.ok(probes >= 2 && probes <= 5, `${probes} probes in 1.5 s with a 0.4 s cap`);
+      failing = false;
+      const recovered = Date.now();
+      await eventually(() => monitor.health(Date.now())[0]!.state === 'active', 3000, 10);
+      const ms = Date.now() - recovered;
+      t.diagnostic(`active again ${ms} ms after the server recovered`);
+      assert.ok(ms <= 1000, `active again only after ${ms} ms (cap 400 ms)`);
+      assert.equal(monitor.views()[0]!.items.get('a')?.raw, '42');
+      assert.equal(monitor.views()[0]!.healthy, true);
+    } finally {
+      monitor.stop();
+    }
+  });
 });
 
 describe('nextDelayMs', () => {
@@ -187,21 +224,29 @@ describe('nextDelayMs', () => {
   });
 
   it('doubles per consecutive failure', () => {
-    assert.equal(nextDelayMs(10, 1), 20_000);
-    assert.equal(nextDelayMs(10, 2), 40_000);
-    assert.equal(nextDelayMs(10, 3), 80_000);
+    assert.equal(nextDelayMs(1, 1), 2_000);
+    assert.equal(nextDelayMs(1, 2), 4_000);
     assert.equal(nextDelayMs(1, 4), 16_000);
+    assert.equal(nextDelayMs(10, 1), 20_000);
   });
 
-  it('is capped at five minutes', () => {
-    assert.equal(nextDelayMs(10, 5), 300_000);
-    assert.equal(nextDelayMs(10, 50), 300_000);
-    assert.equal(nextDelayMs(1, 1000), 300_000);
-    assert.equal(nextDelayMs(0.1, 16), 300_000);
+  it('is capped by default at the larger of the interval and 30 s, never at minutes', () => {
+    assert.equal(nextDelayMs(10, 2), 30_000);
+    assert.equal(nextDelayMs(10, 50), 30_000);
+    assert.equal(nextDelayMs(1, 1000), 30_000);
+    assert.equal(nextDelayMs(0.1, 16), 30_000);
+    assert.equal(nextDelayMs(60, 5), 60_000);
+  });
+
+  it('is capped at a configured max_backoff_seconds', () => {
+    assert.equal(nextDelayMs(10, 1, 15), 15_000);
+    assert.equal(nextDelayMs(10, 9, 120), 120_000);
+    assert.equal(nextDelayMs(0.05, 20, 0.2), 200);
   });
 
   it('never polls faster than the configured interval', () => {
     assert.equal(nextDelayMs(600, 0), 600_000);
     assert.equal(nextDelayMs(600, 3), 600_000);
+    assert.equal(nextDelayMs(10, 3, 1), 10_000);
   });
 });

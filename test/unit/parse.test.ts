@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseSourceDocument, parseTimestamp, SourceFormatError } from '../../src/sources/parse.js';
+import { NoUsableValuesError, parseSourceDocument, parseTimestamp, SourceFormatError } from '../../src/sources/parse.js';
 
 const FALLBACK = Date.parse('2026-01-01T00:00:00Z');
 const DOC_TIME = '2026-11-21T14:03:07+03:30';
@@ -90,11 +90,24 @@ describe('parseSourceDocument', () => {
     assert.equal(data.dropped, 2);
   });
 
-  it('accepts an empty items object', () => {
-    const data = parse({ updated_at: DOC_TIME, items: {} });
-    assert.equal(data.items.size, 0);
-    assert.equal(data.dropped, 0);
-    assert.equal(data.dataTime, DOC_MS);
+  it('refuses a document whose items object is empty', () => {
+    assert.throws(
+      () => parse({ updated_at: DOC_TIME, items: {} }),
+      (error: unknown) => error instanceof NoUsableValuesError && error.dropped === 0 && error.message === 'no usable values (items is empty)',
+    );
+  });
+
+  it('refuses a document whose every item is dropped, counting them', () => {
+    assert.throws(
+      () => parse('{"updated_at":"2026-11-21T14:03:07+03:30","items":{"a":0,"b":-1,"c":1e999,"d":"7","e":{"value":5,"updated_at":"2099-01-01T00:00:00Z"}}}'),
+      (error: unknown) => error instanceof NoUsableValuesError && error instanceof SourceFormatError && error.dropped === 5 && error.message === 'no usable values (5 dropped)',
+    );
+  });
+
+  it('keeps a partial document: one usable item is enough, the rest counted as dropped', () => {
+    const data = parse({ updated_at: DOC_TIME, items: { a: 0, b: -1, c: 3 } });
+    assert.deepEqual([...data.items.keys()], ['c']);
+    assert.equal(data.dropped, 2);
   });
 
   describe('dataTime', () => {
@@ -115,10 +128,6 @@ describe('parseSourceDocument', () => {
       assert.equal(data.dataTime, Date.parse('2026-11-21T08:00:00Z'));
     });
 
-    it('is the fallback time when there is neither a document time nor a usable item', () => {
-      assert.equal(parse({ items: {} }).dataTime, FALLBACK);
-      assert.equal(parse({ items: { a: 0 } }).dataTime, FALLBACK);
-    });
   });
 
   describe('unusable documents', () => {
@@ -131,9 +140,11 @@ describe('parseSourceDocument', () => {
       ['missing items', '{"updated_at":"2026-11-21T10:00:00Z"}', /items is missing/],
       ['items as an array', '{"items":[1,2]}', /items is missing or not an object/],
       ['items as a number', '{"items":5}', /items is missing or not an object/],
-      ['updated_at not a string', '{"updated_at":1700000000,"items":{}}', /updated_at/],
-      ['updated_at without a zone', '{"updated_at":"2026-11-21T10:00:00","items":{}}', /updated_at/],
-      ['updated_at garbage', '{"updated_at":"soon","items":{}}', /updated_at/],
+      ['updated_at not a string', '{"updated_at":1700000000,"items":{"a":1}}', /updated_at/],
+      ['updated_at without a zone', '{"updated_at":"2026-11-21T10:00:00","items":{"a":1}}', /updated_at/],
+      ['updated_at garbage', '{"updated_at":"soon","items":{"a":1}}', /updated_at/],
+      ['empty items', '{"items":{}}', /^no usable values \(items is empty\)$/],
+      ['only insane items', '{"items":{"a":0,"b":-2}}', /^no usable values \(2 dropped\)$/],
     ];
     for (const [name, text, message] of cases) {
       it(`throws SourceFormatError for ${name}`, () => {

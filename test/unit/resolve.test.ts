@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { serialiseLegacyEntry, serialiseRate, type Rate, type SourceValue } from '../../src/domain/rate.js';
 import type { Reference } from '../../src/domain/reference.js';
-import { isFresh, resolveRate, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { countBands, inBand, isFresh, resolveRate, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
 import { ZoneTime } from '../../src/domain/time.js';
 
 const NOW = Date.parse('2026-11-21T10:33:07Z');
@@ -18,6 +18,8 @@ const reference: Reference = {
   source_key: 'ir_fx_free_usd',
   aliases: ['dollar'],
   status: 'active',
+  min: null,
+  max: null,
 };
 
 function value(raw: string, ageMs: number): SourceValue {
@@ -158,6 +160,57 @@ describe('resolveRate', () => {
   it('reports stale_seconds as 0 for a future-dated stale value', () => {
     const rate = resolveRate(reference, [source('a', { ir_fx_free_usd: value('1', -5000) }, { healthy: false })], NOW, undefined);
     assert.equal(rate.stale_seconds, 0);
+  });
+});
+
+describe('sanity bands', () => {
+  // A coin between 10 million and 10 billion rial: 0.3 or 1e300 is absurd, not a price.
+  const coin: Reference = { ...reference, key: 'coin_emami', source_key: 'ir_coin_emami', min: 10_000_000, max: 10_000_000_000 };
+  const fresh = (raw: string) => value(raw, MINUTE);
+
+  it('bounds are inclusive and an absent bound is open', () => {
+    assert.equal(inBand(coin, 10_000_000), true);
+    assert.equal(inBand(coin, 10_000_000_000), true);
+    assert.equal(inBand(coin, 9_999_999.99), false);
+    assert.equal(inBand(coin, 10_000_000_001), false);
+    assert.equal(inBand({ ...coin, min: null }, 0.3), true);
+    assert.equal(inBand({ ...coin, max: null }, 1e300), true);
+    assert.equal(inBand(reference, 1e300), true);
+  });
+
+  it('skips a fresh value below min or above max: the next source supplies it', () => {
+    for (const absurd of ['0.3', '1e300']) {
+      const rate = resolveRate(coin, [source('a', { ir_coin_emami: fresh(absurd) }), source('b', { ir_coin_emami: fresh('850000000') })], NOW, undefined);
+      assert.deepEqual([rate.status, rate.source, rate.value], ['ok', 'b', '850000000'], absurd);
+    }
+  });
+
+  it('never serves an out-of-band value as a stale fallback, even the newest', () => {
+    const a = source('a', { ir_coin_emami: value('0.3', 10 * MINUTE) });
+    const b = source('b', { ir_coin_emami: value('850000000', 20 * MINUTE) });
+    const rate = resolveRate(coin, [a, b], NOW, undefined);
+    assert.deepEqual([rate.status, rate.source, rate.value], ['stale', 'b', '850000000']);
+  });
+
+  it('falls back to the last known value when every source is out of band', () => {
+    const known: KnownValue = { value: value('840000000', 30 * MINUTE), source: 'b' };
+    const rate = resolveRate(coin, [source('a', { ir_coin_emami: fresh('1e300') })], NOW, known);
+    assert.deepEqual([rate.status, rate.source, rate.value], ['stale', 'b', '840000000']);
+  });
+
+  it('is unavailable when nothing in band is known, rather than serve an absurd value', () => {
+    const outOfBandKnown: KnownValue = { value: value('0.3', 0), source: 'a' };
+    const rate = resolveRate(coin, [source('a', { ir_coin_emami: fresh('0.3') })], NOW, outOfBandKnown);
+    assert.deepEqual([rate.status, rate.value, rate.source], ['unavailable', null, null]);
+  });
+
+  it('counts each source’s values in and out of band over the catalogue', () => {
+    const gold: Reference = { ...reference, key: 'gold_18k', source_key: 'ir_gold_18k_gram', min: 1_000_000, max: 1_000_000_000 };
+    const a = source('a', { ir_coin_emami: fresh('0.3'), ir_gold_18k_gram: fresh('1e300'), ir_fx_free_usd: fresh('1') });
+    const b = source('b', { ir_coin_emami: fresh('850000000'), not_in_catalogue: fresh('5') });
+    const counts = countBands([coin, gold, reference], [a, b]);
+    assert.deepEqual(counts.get('a'), { inBand: 1, outOfBand: 2 });
+    assert.deepEqual(counts.get('b'), { inBand: 1, outOfBand: 0 });
   });
 });
 

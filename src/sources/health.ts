@@ -1,0 +1,68 @@
+import type { BandCount } from '../domain/resolve.js';
+
+export type SourceState = 'active' | 'degraded' | 'down';
+
+export interface SourceHealth {
+  name: string;
+  state: SourceState;
+  /** When the source's kept data was last updated (epoch ms). */
+  last_update: number | null;
+  age_seconds: number | null;
+  /** Why the source is not active, and any values it lost (safe for the public status page); null when all is well. */
+  error: string | null;
+  /** When the source was last read or polled (epoch ms). */
+  last_check: number | null;
+  /** Items dropped from the latest document parsed (not a positive finite number, bad or future timestamp). */
+  dropped: number;
+  /** Values of the kept data outside their reference's sanity band: never served. */
+  out_of_range: number;
+}
+
+/** What the monitor knows of one source at a moment. */
+export interface HealthFacts {
+  name: string;
+  maxAgeSeconds: number;
+  /** When the kept (last good) data was updated (epoch ms); null before any good read. */
+  dataTime: number | null;
+  /** Why the latest read failed; null when it succeeded. */
+  readError: string | null;
+  lastCheck: number | null;
+  dropped: number;
+  /** The kept data's values for catalogue references, inside and outside their bands; null until counted. */
+  bands: BandCount | null;
+}
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/**
+ * The health rule. `down`: no usable data at all. `degraded`: the latest read
+ * failed (unreadable, unparsable, or not one usable value in it) while the
+ * last good data is kept, or that data is older than its max age, or every
+ * value it holds for the catalogue is out of range. Otherwise `active`: a few
+ * dropped or out-of-range values do not make a source unhealthy (each
+ * reference fails over on its own), but they are named in `error` and counted.
+ */
+export function assessHealth(facts: HealthFacts, now: number): SourceHealth {
+  const age = facts.dataTime === null ? null : Math.max(0, Math.floor((now - facts.dataTime) / 1000));
+  const outOfRange = facts.bands?.outOfBand ?? 0;
+  const noneInRange = outOfRange > 0 && facts.bands!.inBand === 0;
+  let state: SourceState = 'active';
+  let reason = facts.readError;
+  let rangeIsReason = false;
+  if (facts.dataTime === null) state = 'down';
+  else if (facts.readError !== null) state = 'degraded';
+  else if (age! > facts.maxAgeSeconds) {
+    state = 'degraded';
+    reason = `data older than ${facts.maxAgeSeconds} s`;
+  } else if (noneInRange) {
+    state = 'degraded';
+    reason = `no usable values (${outOfRange} out of range)`;
+    rangeIsReason = true;
+  }
+  const notes: string[] = [];
+  // A failed read already says what it dropped; a kept document's losses are noted beside its state.
+  if (facts.readError === null && facts.dropped > 0) notes.push(`${plural(facts.dropped, 'value')} dropped`);
+  if (outOfRange > 0 && !rangeIsReason) notes.push(`${plural(outOfRange, 'value')} out of range`);
+  const error = [reason, ...notes].filter((part) => part !== null).join('; ') || null;
+  return { name: facts.name, state, last_update: facts.dataTime, age_seconds: age, error, last_check: facts.lastCheck, dropped: facts.dropped, out_of_range: outOfRange };
+}
