@@ -6,7 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { createDetailFastPath, type FastPathState } from './http/fast-detail.js';
 import { installAccessHook } from './http/access-hook.js';
 import { createClientErrorHandler, createConnectHandler } from './http/connection-errors.js';
-import { ALLOWED_METHODS, EXPOSED_HEADERS, isAllowedMethod, METHOD_NOT_ALLOWED, MISSING_HOST, requestIdFor } from './http/context.js';
+import { ALLOWED_METHODS, EXPOSED_HEADERS, isAllowedMethod, METHOD_NOT_ALLOWED, MISSING_HOST, requestIdFor, type KeyedRoute } from './http/context.js';
 import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
@@ -75,6 +75,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     state.closing = true;
   });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  const keyedRoutes: KeyedRoute[] = [];
+  app.decorate('keyedRoutes', keyedRoutes);
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'GET' && route.config?.service) keyedRoutes.push({ url: route.url, service: route.config.service });
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -3,7 +3,17 @@ import type { KeyAccess } from '../access/directory.js';
 import type { Service } from '../domain/plan.js';
 import { ApiError, DEFAULT_MESSAGES, type ErrorCode } from '../domain/errors.js';
 
+/** A route that needs a key, as registered. */
+export interface KeyedRoute {
+  url: string;
+  service: Service;
+}
+
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every keyed route (GET), collected as routes register: the security suite runs against each. */
+    keyedRoutes: readonly KeyedRoute[];
+  }
   interface FastifyContextConfig {
     /** The plan service a route belongs to; routes without one need no key. */
     service?: Service;
