@@ -88,11 +88,10 @@ export function answerDetail(deps: DetailDeps, request: DetailRequest): DetailAn
  * Fill in a DetailRequest from node's raw header list (first occurrence,
  * names in any case) rather than have Node build the whole `headers` object.
  */
-export function readDetailRequest(raw: string[], url: string, address: string, now: number): DetailRequest {
-  const query = url.indexOf('?');
+export function readDetailRequest(raw: string[], path: string, query: string | null, address: string, now: number): DetailRequest {
   const found: DetailRequest = {
-    path: query === -1 ? url : url.slice(0, query),
-    query: query === -1 ? null : url.slice(query + 1),
+    path,
+    query,
     requestId: '',
     apiKey: undefined,
     origin: undefined,

@@ -46,7 +46,8 @@ interface Logger {
 function serveDetail(deps: AppDeps, state: FastPathState, request: IncomingMessage, response: ServerResponse, url: string): void {
   const started = performance.now();
   const now = deps.time.now();
-  const input = readDetailRequest(request.rawHeaders, url, request.socket.remoteAddress ?? '', now);
+  // A URL with a query string never comes this way.
+  const input = readDetailRequest(request.rawHeaders, url, null, request.socket.remoteAddress ?? '', now);
   input.requestId = requestIdFor(input.requestId);
   // An HTTP/1.1 request without Host is refused before anything else (RFC 9112 §3.2), as Fastify's routes do.
   const answer: DetailAnswer =

@@ -44,7 +44,9 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         // The URL as received (before any rewrite), so both paths read the same bytes.
-        const input = readDetailRequest(request.raw.rawHeaders, request.originalUrl, request.ip, deps.time.now());
+        const url = request.originalUrl;
+        const mark = url.indexOf('?');
+        const input = readDetailRequest(request.raw.rawHeaders, mark === -1 ? url : url.slice(0, mark), mark === -1 ? null : url.slice(mark + 1), request.ip, deps.time.now());
         input.requestId = request.id;
         const answer = answerDetail(deps, input);
         request.access = answer.access;
