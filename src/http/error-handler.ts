@@ -36,8 +36,7 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   const status = error.statusCode ?? 500;
   if (status === 405) return METHOD_NOT_ALLOWED;
   // Anything else a client caused (an unreadable body, a bad content type) is a malformed request.
-  if (status < 500) return new ApiError(FRAMEWORK_CODES[status] ?? 'BAD_REQUEST');
-  if (status === 503) return new ApiError('SERVICE_UNAVAILABLE');
+  if (status < 500 || status === 503) return new ApiError(FRAMEWORK_CODES[status] ?? 'BAD_REQUEST');
   request.log.error({ err: error, reqId: request.id }, 'request failed');
   return new ApiError('INTERNAL_ERROR');
 }
