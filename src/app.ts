@@ -1,40 +1,56 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createDetailFastPath, type FastPathState } from './http/fast-detail.js';
 import { installAccessHook } from './http/access-hook.js';
-import { ALLOWED_METHODS, EXPOSED_HEADERS, requestIdFor } from './http/context.js';
+import { createClientErrorHandler, createConnectHandler } from './http/connection-errors.js';
+import { ALLOWED_METHODS, EXPOSED_HEADERS, isAllowedMethod, METHOD_NOT_ALLOWED, MISSING_HOST, requestIdFor, type KeyedRoute } from './http/context.js';
 import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
+import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
 import { ApiError } from './domain/errors.js';
 import { operationalRoutes } from './http/routes/operational.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { webserviceRoutes } from './http/routes/webservice.js';
-import { SHARED_SCHEMAS } from './http/schemas.js';
+import { NoQuery, SHARED_SCHEMAS } from './http/schemas.js';
+import { routableUrl } from './http/url.js';
 
 export type { AppDeps } from './http/deps.js';
+
+/** Request line and headers together; Node refuses more with 431 (answered in the envelope). */
+const MAX_HEADER_BYTES = 16_384;
 
 /** Build the HTTP application; no I/O happens here, so tests build it and call `inject`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // What the raw detail path needs from the app around it; filled in as the app comes up and goes down.
-  const server: FastPathState = { closing: false, log: null, logRequests: false };
-  const fastDetail = createDetailFastPath(deps, server);
+  const state: FastPathState = { closing: false, underPressure: false, log: null, logRequests: false };
+  const fastDetail = createDetailFastPath(deps, state);
   const app = Fastify({
     // The detail endpoint is answered before Fastify's routing when it can be (see fast-detail.ts).
     serverFactory: (handler) => {
-      const server = createServer((request, response) => {
+      const onRequest = (request: IncomingMessage, response: ServerResponse) => {
         if (!fastDetail(request, response)) handler(request, response);
-      });
+      };
+      const server = createServer(
+        // Node checks header and request timeouts every 30 s by default; a slow-header client is cut off within a second of its 10 s.
+        // A missing Host is refused by our own hooks, in the envelope, rather than by Node with a bare 400.
+        { connectionsCheckingInterval: 1_000, maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
+        onRequest,
+      );
       // Slow or idle clients are bounded by these; no per-socket idle timer to re-arm on every request.
       server.keepAliveTimeout = 5_000;
       server.headersTimeout = 10_000;
       server.requestTimeout = 30_000;
+      server.on('connect', createConnectHandler(deps));
+      // An Expect other than 100-continue is ignored (RFC 9110 allows it) instead of Node's bare 417.
+      server.on('checkExpectation', onRequest);
       return server;
     },
+    clientErrorHandler: createClientErrorHandler(deps),
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One line per request is written by the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -42,22 +58,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),
     requestIdHeader: false,
-    // Ten 64-character keys and their commas fit well inside this.
-    routerOptions: { maxParamLength: 2048, ignoreDuplicateSlashes: false },
+    rewriteUrl: (request) => routableUrl(request.url!),
+    // No parameter may be cut short by the router: an overlong keys segment is the route's to refuse, after admission.
+    routerOptions: { maxParamLength: MAX_HEADER_BYTES, ignoreDuplicateSlashes: false },
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Answered by the hook below, in the envelope.
+    return503OnClosing: false,
     frameworkErrors: (_error, request, reply) => {
-      const code = request.url.startsWith('/v1/rates/') ? 'INVALID_KEYS' : 'NOT_FOUND';
-      sendError(reply, new ApiError(code, code === 'INVALID_KEYS' ? 'The keys segment is malformed (bad URL encoding or too long).' : undefined), deps.time, request.id ?? requestIdFor(undefined));
+      sendError(reply, new ApiError('BAD_REQUEST', 'The URL is malformed.'), deps.time, request.id ?? requestIdFor(undefined));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  server.log = app.log;
-  server.logRequests = ['trace', 'debug', 'info'].includes(app.log.level);
+  state.log = app.log;
+  state.logRequests = ['trace', 'debug', 'info'].includes(app.log.level);
   app.addHook('preClose', async () => {
-    server.closing = true;
+    state.closing = true;
   });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  const keyedRoutes: KeyedRoute[] = [];
+  app.decorate('keyedRoutes', keyedRoutes);
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'GET' && route.config?.service) keyedRoutes.push({ url: route.url, service: route.config.service });
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -66,13 +88,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       reply.header('access-control-allow-origin', origin).header('vary', 'Origin').header('access-control-expose-headers', EXPOSED_HEADERS);
     }
   });
+  // Method and form first (PRODUCT §2), before load shedding and any key check.
+  app.addHook('onRequest', async (request) => {
+    if (state.closing) throw new ApiError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly.', { 'retry-after': '1' });
+    if (!isAllowedMethod(request.method)) throw METHOD_NOT_ALLOWED;
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) throw MISSING_HOST;
+  });
+  await installLoadShedding(app, { ...DEFAULT_LOAD_SHEDDING, ...deps.loadShedding }, state);
   installAccessHook(app, deps);
   installErrorHandling(app, deps.time);
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    request.log.info({ method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
   });
 
   await app.register(swagger, {
@@ -101,6 +130,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
-  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   return app;
 }

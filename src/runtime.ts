@@ -1,5 +1,5 @@
 import { AccessDirectory } from './access/directory.js';
-import { buildApp } from './app.js';
+import { buildApp, type AppDeps } from './app.js';
 import type { AppConfig } from './config.js';
 import { DemoFeeder } from './demo/feeder.js';
 import { ZoneTime } from './domain/time.js';
@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   storeWaitMs?: number;
   /** The process's logger; one at the config's level unless given. */
   logger?: Logger;
+  /** Overload thresholds over the defaults (tests lower them). */
+  loadShedding?: AppDeps['loadShedding'];
 }
 
 /** Assemble the service from its config: data, sources, store, access, HTTP. Nothing listens yet. */
@@ -95,6 +97,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     meter,
     usage: store.usage,
     logger,
+    loadShedding: options.loadShedding,
   });
 
   return {

@@ -3,7 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import { checkOrigin, checkService, identify } from './authenticate.js';
 import type { AccessDirectory, KeyAccess } from './directory.js';
 import type { FailedAttempts } from './failed-attempts.js';
-import type { LimitDecision, Limiter } from './limiter/limiter.js';
+import { appendRateLimitHeaders, type Limiter } from './limiter/limiter.js';
 
 export interface Gatekeepers {
   directory: AccessDirectory;
@@ -11,9 +11,16 @@ export interface Gatekeepers {
   failedAttempts: FailedAttempts;
 }
 
-export interface Admitted {
-  access: KeyAccess;
-  decision: LimitDecision;
+/**
+ * What admission learned, kept by the caller: it stays filled in when a later
+ * check throws, so a refused request still carries its limit headers and is
+ * metered against its key.
+ */
+export interface AdmissionRecord {
+  /** The identified key, once known. */
+  access: KeyAccess | null;
+  /** A flat [name, value, …] list; the rate-limit headers are appended to it. */
+  headers: string[];
 }
 
 /**
@@ -21,10 +28,10 @@ export interface Admitted {
  * order: key (401, or 429 for an address that keeps failing) → account and
  * plan (403) → origin (403) → rate limit (429). The limiter counts the request
  * as soon as the key is known, whatever follows. Framework-free: the Fastify
- * hook and the raw detail path both call this.
+ * hook and the detail answer both call this.
  *
- * `onKnown` runs once the key is identified, before any later check can throw,
- * so callers can attach limit headers and metering to the failure too.
+ * Once the key is identified it is written to `record`, with the limit
+ * headers, before any later check can throw.
  */
 export function admit(
   gate: Gatekeepers,
@@ -33,8 +40,8 @@ export function admit(
   origin: string | undefined,
   address: string,
   now: number,
-  onKnown: (admitted: Admitted) => void,
-): Admitted {
+  record: AdmissionRecord,
+): KeyAccess {
   let access: KeyAccess;
   try {
     access = identify(gate.directory, apiKey, now);
@@ -43,13 +50,13 @@ export function admit(
     if (wait > 0) throw new ApiError('TOO_MANY_FAILED_ATTEMPTS', undefined, { 'retry-after': String(wait) });
     throw error;
   }
-  const admitted = { access, decision: gate.limiter.consume(access.id, access.account.limits, now) };
-  onKnown(admitted);
+  const decision = gate.limiter.consume(access.id, access.account.limits, now);
+  record.access = access;
+  appendRateLimitHeaders(record.headers, decision, access.account.limits);
   checkService(access, service);
   checkOrigin(access, origin);
-  const { decision } = admitted;
   if (!decision.allowed) {
     throw new ApiError('RATE_LIMIT_EXCEEDED', `The ${decision.window} limit of ${decision.limit} requests is spent; retry in ${decision.retryAfterSeconds} s.`);
   }
-  return admitted;
+  return access;
 }

@@ -1,5 +1,6 @@
 /** The fixed vocabulary of failures (PRODUCT §2); one table maps each to its HTTP status. */
 export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
   INVALID_KEYS: 400,
   RATE_KEYS_LIMIT_EXCEEDED: 400,
   INVALID_PARAMETER: 400,
@@ -11,8 +12,10 @@ export const ERROR_STATUS = {
   RATE_NOT_FOUND: 404,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   RATE_LIMIT_EXCEEDED: 429,
   TOO_MANY_FAILED_ATTEMPTS: 429,
+  REQUEST_HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -20,6 +23,7 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
+  BAD_REQUEST: 'The request is malformed and cannot be read as HTTP.',
   INVALID_KEYS: 'The keys segment must hold one to ten comma-separated reference keys.',
   RATE_KEYS_LIMIT_EXCEEDED: 'At most 10 distinct keys may be requested at once.',
   INVALID_PARAMETER: 'A query parameter is invalid.',
@@ -31,8 +35,10 @@ export const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   RATE_NOT_FOUND: 'No requested key matches an active reference.',
   NOT_FOUND: 'No such endpoint.',
   METHOD_NOT_ALLOWED: 'Only GET, HEAD and OPTIONS are allowed.',
+  REQUEST_TIMEOUT: 'The request was not received in time.',
   RATE_LIMIT_EXCEEDED: 'The request limit for your key is spent; retry after the time in Retry-After.',
   TOO_MANY_FAILED_ATTEMPTS: 'Too many requests with an invalid API key from your address; retry later.',
+  REQUEST_HEADERS_TOO_LARGE: 'The request line and headers exceed 16 KB.',
   INTERNAL_ERROR: 'An internal error occurred; quote the request id when reporting it.',
   SERVICE_UNAVAILABLE: 'The service is not ready; retry shortly.',
 };

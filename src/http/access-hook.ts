@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { admit } from '../access/admission.js';
-import { appendRateLimitHeaders } from '../access/limiter/limiter.js';
+import { admit, type AdmissionRecord } from '../access/admission.js';
 import type { AppDeps } from './deps.js';
 
 /**
@@ -12,21 +11,23 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
   app.decorateRequest('failure', null);
 
   app.addHook('onRequest', async (request, reply) => {
-    const service = request.routeOptions.config.service;
-    if (!service) return;
-    admit(deps, service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), ({ access, decision }) => {
-      request.access = access;
-      const headers: string[] = [];
-      appendRateLimitHeaders(headers, decision, access.account.limits);
+    const config = request.routeOptions.config;
+    if (!config.service || config.admitsItself) return;
+    const record: AdmissionRecord = { access: null, headers: [] };
+    try {
+      admit(deps, config.service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), record);
+    } finally {
+      request.access = record.access;
+      const headers = record.headers;
       for (let i = 0; i < headers.length; i += 2) reply.header(headers[i]!, headers[i + 1]);
-    });
+    }
   });
 
   app.addHook('onResponse', async (request: FastifyRequest, reply) => {
     const access = request.access;
     if (!access) return;
     const service = request.routeOptions.config.service!;
-    const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: request.url } : null;
+    const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: request.originalUrl } : null;
     deps.meter.record(access.account.id, access.id, service, deps.time.now(), failure);
   });
 }

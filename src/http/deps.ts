@@ -12,6 +12,7 @@ import type { DetailRenderer } from '../render/detail.js';
 import type { LegacyRenderer } from '../render/legacy.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import type { Logger } from '../log.js';
+import type { LoadShedding } from './load-shedding.js';
 import type { Metrics } from './metrics.js';
 
 /** Everything the HTTP layer reads; built by the server (or a test) and passed in. */
@@ -33,4 +34,6 @@ export interface AppDeps {
   meter: UsageMeter;
   usage: UsageRepository;
   logger: Logger;
+  /** Overload thresholds over the defaults (DEFAULT_LOAD_SHEDDING). */
+  loadShedding?: Partial<LoadShedding>;
 }

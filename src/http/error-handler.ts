@@ -1,17 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZoneTime } from '../domain/time.js';
-import { ALLOWED_METHODS } from './context.js';
-import { ApiError, DEFAULT_MESSAGES, errorBody, type ErrorCode } from '../domain/errors.js';
+import { ApiError, type ErrorCode } from '../domain/errors.js';
+import { errorAnswer, sendAnswer } from './answer.js';
+import { METHOD_NOT_ALLOWED } from './context.js';
+import { notOneOf, unknownParameter } from './query.js';
 
-/** Write the error envelope: `no-store`, JSON, the request id, plus any headers the error carries. */
+/** Send an error through Fastify, written by the one error writer (see answer.ts). */
 export function sendError(reply: FastifyReply, error: ApiError, time: ZoneTime, requestId: string): FastifyReply {
   reply.request.failure = error.code;
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply
-    .code(error.statusCode)
-    .header('cache-control', 'no-store')
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(errorBody(error.code, error.message, time.format(time.now()), requestId));
+  return sendAnswer(reply, errorAnswer(error, requestId, time.format(time.now())));
 }
 
 /**
@@ -25,26 +22,34 @@ export function installErrorHandling(app: FastifyInstance, time: ZoneTime): void
   });
 
   app.setNotFoundHandler((request, reply) => {
-    if (!['GET', 'HEAD', 'OPTIONS'].includes(request.method)) {
-      return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', DEFAULT_MESSAGES.METHOD_NOT_ALLOWED, { allow: ALLOWED_METHODS }), time, request.id);
-    }
-    return sendError(reply, new ApiError('NOT_FOUND', `No endpoint at ${JSON.stringify(request.url.split('?')[0]!.slice(0, 200))}.`), time, request.id);
+    const path = request.originalUrl.split('?')[0]!;
+    return sendError(reply, new ApiError('NOT_FOUND', `No endpoint at ${JSON.stringify(path.slice(0, 200))}.`), time, request.id);
   });
+}
 
-  function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
-    if (error instanceof ApiError) return error;
-    if (error.validation) {
-      const issue = error.validation[0];
-      if (error.validationContext === 'params') return new ApiError('INVALID_KEYS');
-      const name = (issue?.instancePath?.replace(/^\//, '') || (issue?.params as { additionalProperty?: string })?.additionalProperty) ?? 'query';
-      return new ApiError('INVALID_PARAMETER', `Query parameter "${name}" is invalid${issue?.message ? `: ${issue.message}` : ''}.`);
-    }
-    const status = error.statusCode ?? 500;
-    if (status < 500) {
-      const code: ErrorCode = status === 404 ? 'NOT_FOUND' : status === 405 ? 'METHOD_NOT_ALLOWED' : 'INVALID_PARAMETER';
-      return new ApiError(code);
-    }
-    request.log.error({ err: error, reqId: request.id }, 'request failed');
-    return new ApiError('INTERNAL_ERROR');
+/** Fastify's own errors by status, in the contract's vocabulary. */
+const FRAMEWORK_CODES: Record<number, ErrorCode> = { 404: 'NOT_FOUND', 408: 'REQUEST_TIMEOUT', 431: 'REQUEST_HEADERS_TOO_LARGE', 503: 'SERVICE_UNAVAILABLE' };
+
+function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.validation) return queryError(error, request);
+  const status = error.statusCode ?? 500;
+  if (status === 405) return METHOD_NOT_ALLOWED;
+  // Anything else a client caused (an unreadable body, a bad content type) is a malformed request.
+  if (status < 500 || status === 503) return new ApiError(FRAMEWORK_CODES[status] ?? 'BAD_REQUEST');
+  request.log.error({ err: error, reqId: request.id }, 'request failed');
+  return new ApiError('INTERNAL_ERROR');
+}
+
+/** A query that fails its schema: the parameter is named, an enum lists its values, an unknown one lists what the endpoint takes. */
+function queryError(error: FastifyError, request: FastifyRequest): ApiError {
+  const issue = error.validation![0];
+  const params = (issue?.params ?? {}) as { additionalProperty?: string; allowedValues?: unknown[] };
+  if (params.additionalProperty !== undefined) {
+    const schema = request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
+    return unknownParameter(params.additionalProperty, Object.keys(schema?.properties ?? {}));
   }
+  const name = issue?.instancePath?.replace(/^\//, '') || 'query';
+  if (issue?.keyword === 'enum' && params.allowedValues) return notOneOf(name, params.allowedValues);
+  return new ApiError('INVALID_PARAMETER', `Query parameter ${JSON.stringify(name)} is invalid${issue?.message ? `: it ${issue.message}` : ''}.`);
 }

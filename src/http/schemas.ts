@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { CATEGORIES } from '../domain/reference.js';
+import { CATEGORIES, type Category } from '../domain/reference.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 
 /** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
@@ -50,9 +50,13 @@ export const RateSchema = Type.Object(
   { $id: 'Rate', additionalProperties: false },
 );
 
+/** For endpoints that take no query parameter: any one given is an error that names it. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const CatalogueQuery = Type.Object(
   {
-    category: Type.Optional(Type.Union(CATEGORIES.map((c) => Type.Literal(c)))),
+    // An enum rather than a union of literals, so a bad value's error lists the allowed ones.
+    category: Type.Optional(Type.Unsafe<Category>({ type: 'string', enum: [...CATEGORIES] })),
     q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Matches key, alias, title and title_en' })),
   },
   { additionalProperties: false },

@@ -1,10 +1,52 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startHarness, type Harness } from '../support/harness.js';
 
 /** Headers that legitimately differ between two answers to the same request. */
 const VOLATILE = new Set(['date', 'connection', 'keep-alive', 'x-request-id', 'ratelimit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'transfer-encoding']);
+
+interface Exchange {
+  status: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
+/** One request over real HTTP with node:http, the path sent exactly as given. */
+function send(base: string, path: string, headers: Record<string, string> = {}, method = 'GET', localAddress?: string): Promise<Exchange> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: hostname, port, path, method, headers, localAddress, timeout: 5000 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer to ${path} within 5 s`)));
+    outgoing.on('error', reject).end();
+  });
+}
+
+/** `/v1/rates/usd…` as `/v1/rates/%75sd…`: the same keys, a URL only Fastify's route takes. */
+function percentEncodeFirstKeyCharacter(path: string): string {
+  const at = '/v1/rates/'.length;
+  return path.slice(0, at) + '%' + path.charCodeAt(at).toString(16).toUpperCase() + path.slice(at + 1);
+}
+
+/** Two answers to the same request, one per path: same status, body and headers (max-age may tick over between them). */
+function assertSameAnswer(first: Exchange, second: Exchange, options: { secondHasNoBody?: boolean } = {}) {
+  assert.equal(first.status, second.status, `${first.body} vs ${second.body}`);
+  if (options.secondHasNoBody) assert.equal(second.body, '');
+  else assert.deepEqual(comparableBody(first.body), comparableBody(second.body));
+  const [a, b] = [comparableHeaders(first.headers), comparableHeaders(second.headers)];
+  const maxAge = (headers: Record<string, string>) => Number(/max-age=(\d+)/.exec(headers['cache-control'] ?? '')?.[1] ?? NaN);
+  if (a['cache-control']?.startsWith('private')) {
+    assert.ok(Math.abs(maxAge(a) - maxAge(b)) <= 1, `${a['cache-control']} vs ${b['cache-control']}`);
+    delete a['cache-control'];
+    delete b['cache-control'];
+  }
+  assert.deepEqual(a, b);
+}
 
 function comparableBody(text: string): unknown {
   if (text === '') return '';
@@ -62,15 +104,14 @@ describe('detail: raw path and Fastify route agree', () => {
   for (const testCase of cases) {
     it(testCase.name, async () => {
       const headers = testCase.headers(keys);
-      const raw = await fetch(base + testCase.path, { headers });
-      const rawBody = await raw.text();
-      const viaFastify = await harness.app.inject({ url: testCase.path, headers });
-      assert.equal(raw.status, viaFastify.statusCode, `${rawBody} vs ${viaFastify.body}`);
-      assert.deepEqual(comparableBody(rawBody), comparableBody(viaFastify.body));
-      const rawHeaders: Record<string, string> = {};
-      raw.headers.forEach((value, name) => (rawHeaders[name] = value));
-      assert.deepEqual(comparableHeaders(rawHeaders), comparableHeaders(viaFastify.headers as Record<string, unknown>));
-      if (headers['x-request-id']) assert.equal(rawHeaders['x-request-id'], headers['x-request-id']);
+      const raw = await send(base, testCase.path, headers);
+      const injected = await harness.app.inject({ url: testCase.path, headers });
+      assertSameAnswer(raw, { status: injected.statusCode, headers: injected.headers, body: injected.body });
+      // Over HTTP the route answers HEAD, an empty query string and percent-encoding (none of which the raw path takes) the same way.
+      assertSameAnswer(raw, await send(base, testCase.path, headers, 'HEAD'), { secondHasNoBody: true });
+      assertSameAnswer(raw, await send(base, testCase.path + '?', headers));
+      assertSameAnswer(raw, await send(base, percentEncodeFirstKeyCharacter(testCase.path), headers));
+      if (headers['x-request-id']) assert.equal(raw.headers['x-request-id'], headers['x-request-id']);
     });
   }
 
@@ -141,5 +182,53 @@ describe('detail: raw path and Fastify route agree', () => {
     const after = await harness.store.usage.total(accountId);
     // The first usage request itself (counted after it answered), one good detail, one failed.
     assert.deepEqual({ ok: after.ok - before.ok, errors: after.errors - before.errors }, { ok: 2, errors: 1 });
+  });
+
+  describe('order of checks for any URL: key, plan, limit, then validation, on both paths', () => {
+    const long = 'usd_free,' + 'x'.repeat(3000);
+    const cases: { name: string; path: string; code: string }[] = [
+      { name: 'keys segment over 2,048 characters (raw path)', path: `/v1/rates/${long}`, code: 'INVALID_KEYS' },
+      { name: 'keys segment over 2,048 characters (with a query string)', path: `/v1/rates/${long}?`, code: 'INVALID_KEYS' },
+      { name: 'keys segment over 2,048 characters (percent-encoded)', path: `/v1/rates/%75${long.slice(1)}`, code: 'INVALID_KEYS' },
+      { name: 'malformed percent-encoding', path: '/v1/rates/%E0%A4%A', code: 'INVALID_KEYS' },
+      { name: 'a stray percent sign', path: '/v1/rates/usd_free%', code: 'INVALID_KEYS' },
+      { name: 'an unknown query parameter', path: '/v1/rates/usd_free?foo=1', code: 'INVALID_PARAMETER' },
+    ];
+    // Its own client address, so these failed keys never meet the throttle of the tests above.
+    const from = '127.0.0.7';
+    const assertEnvelope = (answer: Exchange, status: number, code: string) => {
+      assert.equal(answer.status, status, answer.body);
+      const body = JSON.parse(answer.body) as Record<string, unknown>;
+      assert.equal(body.error, code);
+      assert.equal(body.request_id, answer.headers['x-request-id']);
+      assert.equal(answer.headers['cache-control'], 'no-store');
+    };
+
+    for (const [i, testCase] of cases.entries()) {
+      it(testCase.name, async () => {
+        const spent = (await harness.keyFor(`spent-board-${i}`, 'enterprise', { overrides: { requests_per_minute: 1 } })).key;
+        const order = await harness.keyFor(`order-board-${i}`, 'enterprise');
+        const suspended = (await harness.keyFor(`stopped-board-${i}`, 'enterprise', { status: 'suspended' })).key;
+        assertEnvelope(await send(base, testCase.path, {}, 'GET', from), 401, 'API_KEY_MISSING');
+        assertEnvelope(await send(base, testCase.path, { 'x-api-key': 'nrk_' + 'Q'.repeat(32) }, 'GET', from), 401, 'API_KEY_INVALID');
+        assertEnvelope(await send(base, testCase.path, { 'x-api-key': suspended }, 'GET', from), 403, 'SERVICE_NOT_ACTIVE');
+        await send(base, '/v1/rates/usd_free', { 'x-api-key': spent }, 'GET', from);
+        const limited = await send(base, testCase.path, { 'x-api-key': spent }, 'GET', from);
+        assertEnvelope(limited, 429, 'RATE_LIMIT_EXCEEDED');
+        assert.ok(Number(limited.headers['retry-after']) >= 1);
+
+        const refused = await send(base, testCase.path, { 'x-api-key': order.key }, 'GET', from);
+        assertEnvelope(refused, 400, testCase.code);
+        assert.equal(refused.headers['x-ratelimit-remaining'], '5999', 'the refusal is counted by the limiter');
+        if (testCase.code === 'INVALID_PARAMETER') assert.match(JSON.parse(refused.body).message, /"foo"/);
+        const head = await send(base, testCase.path, { 'x-api-key': order.key }, 'HEAD', from);
+        assert.equal(head.status, 400);
+        assert.equal(head.headers['x-ratelimit-remaining'], '5998');
+
+        // Both refusals show in the account's usage, as errors.
+        await harness.app.inject({ url: '/v1/usage', headers: { 'x-api-key': order.key } });
+        assert.equal((await harness.store.usage.total(order.accountId)).errors, 2);
+      });
+    }
   });
 });

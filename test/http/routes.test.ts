@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
         const bad = await get('/v1/rates?category=nonsense');
         assert.equal(bad.statusCode, 400);
         assert.equal(json(bad).error, 'INVALID_PARAMETER');
-        assert.match(String(json(bad).message), /category/);
+        assert.equal(json(bad).message, 'Query parameter "category" must be one of: gold, coin, currency, precious_metal, industrial_metal, energy, crypto.');
         const unknown = await get('/v1/rates?categroy=gold');
         assert.equal(json(unknown).error, 'INVALID_PARAMETER');
         assert.match(String(json(unknown).message), /categroy/);
@@ -273,6 +273,36 @@ for (const dialect of DIALECTS) {
           assert.equal(response.headers.allow, 'GET, HEAD, OPTIONS');
           assert.equal(json(response).error, 'METHOD_NOT_ALLOWED');
         }
+      });
+      it('rejects an unknown query parameter on every endpoint, naming it, after the key checks', async () => {
+        const { key: own } = await harness.keyFor('query-board', 'enterprise');
+        const { key: pro } = await harness.keyFor('query-feed', 'pro');
+        const keyed: [string, string][] = [
+          ['/v1/rates', own],
+          ['/v1/rates/usd_free', own],
+          ['/v1/status', own],
+          ['/v1/usage', own],
+          ['/webservice/query-feed', pro],
+        ];
+        for (const [path, owner] of keyed) {
+          const unkeyed = await harness.app.inject({ url: `${path}?foo=1` });
+          assert.equal(json(unkeyed).error, 'API_KEY_MISSING', `${path}: the key is checked before the query`);
+          const response = await harness.app.inject({ url: `${path}?foo=1`, headers: { 'x-api-key': owner } });
+          assert.equal(response.statusCode, 400, path);
+          assert.equal(json(response).error, 'INVALID_PARAMETER', path);
+          assert.match(String(json(response).message), /^Unknown query parameter "foo"; this endpoint takes/, path);
+          assert.ok(response.headers['x-ratelimit-limit'], `${path}: the refusal is counted`);
+        }
+        for (const path of ['/healthz', '/readyz', '/metrics', '/status', '/openapi.json']) {
+          const response = await harness.app.inject({ url: `${path}?foo=1` });
+          assert.equal(response.statusCode, 400, path);
+          assert.equal(json(response).message, 'Unknown query parameter "foo"; this endpoint takes none.', path);
+        }
+        assert.match(String(json(await get('/v1/rates?foo=1')).message), /takes category, q\.$/);
+        assert.match(String(json(await get('/v1/usage?foo=1')).message), /takes days\.$/);
+        // An empty query string is no parameter at all.
+        assert.equal((await get('/v1/rates/usd_free?')).statusCode, 200);
+        assert.equal((await harness.app.inject({ url: '/healthz?' })).statusCode, 200);
       });
       it('echoes a sane x-request-id and replaces an insane one', async () => {
         assert.equal((await get('/v1/rates/usd_free', { 'x-request-id': 'board-42.req:7' })).headers['x-request-id'], 'board-42.req:7');

@@ -1,21 +1,67 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { DIALECTS, json, startHarness, type Harness } from '../support/harness.js';
+import { DIALECTS, startHarness, type Harness } from '../support/harness.js';
 
-/** Every keyed route, with the path a given account would call. */
-const ROUTES: { service: string; path: (username: string) => string }[] = [
-  { service: 'catalogue', path: () => '/v1/rates' },
-  { service: 'detail', path: () => '/v1/rates/usd_free,coin_emami' },
-  { service: 'status', path: () => '/v1/status' },
-  { service: 'usage', path: () => '/v1/usage' },
-  { service: 'webservice', path: (username) => `/webservice/${username}` },
+/**
+ * The path each keyed route is called with by a given account. Every route
+ * that declares a service must have an entry: the list of routes comes from
+ * the app itself, so a new keyed route without one fails the suite.
+ */
+const PATHS: Record<string, (username: string) => string> = {
+  '/v1/rates': () => '/v1/rates',
+  '/v1/rates/:keys': () => '/v1/rates/usd_free,coin_emami',
+  '/v1/status': () => '/v1/status',
+  '/v1/usage': () => '/v1/usage',
+  '/webservice/:username': (username) => `/webservice/${username}`,
+};
+
+/**
+ * Each route is called over real HTTP two ways: a plain GET (for detail, the
+ * raw node:http path) and with the last segment's first character
+ * percent-encoded, which only Fastify's routing takes.
+ */
+const VARIANTS: { name: string; path: (path: string) => string }[] = [
+  { name: 'plain', path: (path) => path },
+  {
+    name: 'percent-encoded',
+    path: (path) => {
+      const cut = path.lastIndexOf('/') + 1;
+      return path.slice(0, cut) + '%' + path.charCodeAt(cut).toString(16).toUpperCase() + path.slice(cut + 1);
+    },
+  },
 ];
 
-function assertError(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string) {
-  assert.equal(response.statusCode, status, response.body);
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * One GET over real HTTP, from a loopback address of the caller's choosing:
+ * each group of tests gets its own, so the failed-key throttle (per client
+ * address) never spills from one group into the next.
+ */
+function get(base: string, path: string, key: string | undefined, localAddress: string): Promise<Answer> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: hostname, port, path, localAddress, headers: key ? { 'x-api-key': key } : {}, timeout: 5000 }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer to ${path} within 5 s`)));
+    outgoing.on('error', reject).end();
+  });
+}
+
+function assertError(response: Answer, status: number, code: string) {
+  assert.equal(response.status, status, response.text);
   assert.match(String(response.headers['content-type']), /^application\/json/);
   assert.equal(response.headers['cache-control'], 'no-store');
-  const body = json(response);
+  const body = JSON.parse(response.text) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(body), ['success', 'status', 'generated_at', 'error', 'message', 'request_id']);
   assert.equal(body.success, false);
   assert.equal(body.status, 'error');
   assert.equal(body.error, code);
@@ -24,9 +70,15 @@ function assertError(response: { statusCode: number; headers: Record<string, unk
   assert.match(String(body.generated_at), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+03:30$/);
 }
 
+/** A refusal after the key was known is counted: it carries the key's limit headers. */
+function assertCounted(response: Answer) {
+  assert.ok(response.headers['x-ratelimit-limit'], `no rate-limit headers on ${response.status}`);
+}
+
 for (const dialect of DIALECTS) {
-  describe(`security suite (${dialect.name})`, () => {
+  describe(`security suite over HTTP (${dialect.name})`, () => {
     let harness: Harness;
+    let base: string;
     let good: { key: string; id: string };
     let revoked: { key: string };
     let expired: { key: string };
@@ -43,40 +95,65 @@ for (const dialect of DIALECTS) {
       suspended = await harness.keyFor('suspended-user', 'enterprise', { status: 'suspended' });
       await new Promise((r) => setTimeout(r, 350));
       await harness.runtime.directory.poll();
+      base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     });
     after(() => harness.close());
 
-    for (const route of ROUTES) {
-      describe(route.service, () => {
-        it('works with a good key', async () => {
-          const response = await harness.app.inject({ url: route.path('good-user'), headers: { 'x-api-key': good.key } });
-          assert.equal(response.statusCode, 200, response.body);
+    it('every keyed route has an entry in this suite', () => {
+      const routes = harness.app.keyedRoutes.map((route) => route.url);
+      assert.deepEqual([...routes].sort(), Object.keys(PATHS).sort(), 'keyed routes and the suite table differ');
+    });
+
+    let group = 0;
+    for (const [route, pathFor] of Object.entries(PATHS)) {
+      for (const variant of VARIANTS) {
+        const url = (username: string) => variant.path(pathFor(username));
+        const address = `127.0.0.${10 + group++}`;
+        const call = (path: string, key?: string) => get(base, path, key, address);
+        describe(`${route} (${variant.name})`, () => {
+          it('works with a good key', async () => {
+            const response = await call(url('good-user'), good.key);
+            assert.equal(response.status, 200, response.text);
+          });
+          it('401 API_KEY_MISSING without a key', async () => {
+            assertError(await call(url('good-user')), 401, 'API_KEY_MISSING');
+          });
+          it('401 API_KEY_INVALID for a malformed key', async () => {
+            assertError(await call(url('good-user'), "nrk_short'; drop table accounts;--"), 401, 'API_KEY_INVALID');
+          });
+          it('401 API_KEY_INVALID for an unknown key', async () => {
+            assertError(await call(url('good-user'), 'nrk_' + 'A'.repeat(32)), 401, 'API_KEY_INVALID');
+          });
+          it('401 API_KEY_INVALID for a revoked key', async () => {
+            assertError(await call(url('revoked-user'), revoked.key), 401, 'API_KEY_INVALID');
+          });
+          it('401 API_KEY_INVALID for an expired key', async () => {
+            assertError(await call(url('expired-user'), expired.key), 401, 'API_KEY_INVALID');
+          });
+          it('403 SERVICE_NOT_ACTIVE for a suspended account, counted', async () => {
+            const response = await call(url('suspended-user'), suspended.key);
+            assertError(response, 403, 'SERVICE_NOT_ACTIVE');
+            assertCounted(response);
+          });
+          it('403 SERVICE_NOT_ACTIVE when the plan lacks the service, counted', async () => {
+            const service = harness.app.keyedRoutes.find((r) => r.url === route)!.service;
+            const username = `no-${service}-${variant.name}`;
+            const others = ['catalogue', 'detail', 'status', 'usage', 'webservice'].filter((s) => s !== service);
+            const { key } = await harness.keyFor(username, 'enterprise', { overrides: { services: others as never } });
+            const response = await call(url(username), key);
+            assertError(response, 403, 'SERVICE_NOT_ACTIVE');
+            assertCounted(response);
+          });
+          it('429 RATE_LIMIT_EXCEEDED past the limit, with Retry-After', async () => {
+            const username = `one-a-minute-${address.replaceAll('.', '-')}`;
+            const { key } = await harness.keyFor(username, 'enterprise', { overrides: { requests_per_minute: 1 } });
+            assert.equal((await call(url(username), key)).status, 200);
+            const refused = await call(url(username), key);
+            assertError(refused, 429, 'RATE_LIMIT_EXCEEDED');
+            assert.ok(Number(refused.headers['retry-after']) >= 1);
+          });
         });
-        it('401 API_KEY_MISSING without a key', async () => {
-          assertError(await harness.app.inject({ url: route.path('good-user') }), 401, 'API_KEY_MISSING');
-        });
-        it('401 API_KEY_INVALID for a malformed key', async () => {
-          assertError(await harness.app.inject({ url: route.path('good-user'), headers: { 'x-api-key': "nrk_short'; drop table accounts;--" } }), 401, 'API_KEY_INVALID');
-        });
-        it('401 API_KEY_INVALID for an unknown key', async () => {
-          assertError(await harness.app.inject({ url: route.path('good-user'), headers: { 'x-api-key': 'nrk_' + 'A'.repeat(32) } }), 401, 'API_KEY_INVALID');
-        });
-        it('401 API_KEY_INVALID for a revoked key', async () => {
-          assertError(await harness.app.inject({ url: route.path('revoked-user'), headers: { 'x-api-key': revoked.key } }), 401, 'API_KEY_INVALID');
-        });
-        it('401 API_KEY_INVALID for an expired key', async () => {
-          assertError(await harness.app.inject({ url: route.path('expired-user'), headers: { 'x-api-key': expired.key } }), 401, 'API_KEY_INVALID');
-        });
-        it('403 SERVICE_NOT_ACTIVE for a suspended account', async () => {
-          assertError(await harness.app.inject({ url: route.path('suspended-user'), headers: { 'x-api-key': suspended.key } }), 403, 'SERVICE_NOT_ACTIVE');
-        });
-        it('403 SERVICE_NOT_ACTIVE when the plan lacks the service', async () => {
-          const username = `no-${route.service}`;
-          const others = ['catalogue', 'detail', 'status', 'usage', 'webservice'].filter((s) => s !== route.service);
-          const { key } = await harness.keyFor(username, 'enterprise', { overrides: { services: others as never } });
-          assertError(await harness.app.inject({ url: route.path(username), headers: { 'x-api-key': key } }), 403, 'SERVICE_NOT_ACTIVE');
-        });
-      });
+      }
     }
   });
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig } from '../../src/config.js';
-import { startRuntime, type Runtime } from '../../src/runtime.js';
+import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { hashKey } from '../../src/domain/key-material.js';
 import type { Store } from '../../src/store/store.js';
 import { eventually, tempDir, testConfig, writeSource } from './env.js';
@@ -30,6 +30,8 @@ export interface HarnessOptions {
   config?: Partial<AppConfig>;
   /** A PostgreSQL URL; each harness gets its own schema. */
   databaseUrl?: string | null;
+  /** Passed on to the runtime (a logger to read, lower overload thresholds). */
+  runtime?: Omit<RuntimeOptions, 'schema'>;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     }
   }
   const schema = options.databaseUrl ? `nerkh_t_${process.pid}_${Math.floor(Math.random() * 1e9)}` : undefined;
-  const runtime = await startRuntime({ ...config, databaseUrl: options.databaseUrl ?? null }, { schema });
+  const runtime = await startRuntime({ ...config, databaseUrl: options.databaseUrl ?? null }, { ...options.runtime, schema });
   const store = runtime.store;
   return {
     app: runtime.app,

@@ -2,19 +2,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendJsonText } from '../conditional.js';
 import { ApiError } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
-import { errorResponses, HealthResponse } from '../schemas.js';
+import { errorResponses, HealthResponse, NoQuery } from '../schemas.js';
 
 /** Probes and metrics: no key, never cached. */
 export function operationalRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
   const ok = () => `{"success":true,"status":"ok","generated_at":"${deps.time.format(deps.time.now())}"}`;
   return async (app) => {
-    app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive', response: { 200: HealthResponse } } }, async (_request, reply) =>
+    app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive', querystring: NoQuery, response: { 200: HealthResponse } } }, async (_request, reply) =>
       sendJsonText(reply, ok()),
     );
 
     app.get(
       '/readyz',
-      { schema: { tags: ['operations'], summary: 'Data is loaded and the store answers', response: { 200: HealthResponse, ...errorResponses(503) } } },
+      { schema: { tags: ['operations'], summary: 'Data is loaded and the store answers', querystring: NoQuery, response: { 200: HealthResponse, ...errorResponses(503) } } },
       async (_request, reply) => {
         const snapshot = deps.snapshots.latest();
         if (snapshot.counts.ok + snapshot.counts.stale === 0) throw new ApiError('SERVICE_UNAVAILABLE', 'No rate data has been loaded yet.');
@@ -23,7 +23,7 @@ export function operationalRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       },
     );
 
-    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics' } }, async (_request, reply) => {
+    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', querystring: NoQuery } }, async (_request, reply) => {
       const text = await deps.metrics.registry.metrics();
       return reply.header('cache-control', 'no-store').header('content-type', deps.metrics.registry.contentType).send(text);
     });

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendRendered, secondsToBoundary } from '../conditional.js';
+import { sendAnswer } from '../answer.js';
+import { answerDetail, readDetailRequest } from '../answer-detail.js';
 import type { AppDeps } from '../deps.js';
 import { CatalogueQuery, CatalogueResponse, DetailParams, DetailResponse, errorResponses } from '../schemas.js';
 
@@ -30,7 +32,8 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/rates/:keys',
       {
-        config: { service: 'detail' },
+        // Admission runs inside answerDetail, shared with the raw path, not in the access hook.
+        config: { service: 'detail', admitsItself: true },
         schema: {
           tags: ['rates'],
           summary: 'Prices of one to ten references',
@@ -40,11 +43,15 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const now = deps.time.now();
-        const account = request.access!.account;
-        const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, now);
-        const rendered = deps.detailRenderer.render(snapshot, request.params.keys, account.allowance, deps.time.format(now));
-        return sendRendered(request, reply, rendered, secondsToBoundary(account.plan.refresh_interval_seconds, now));
+        // The URL as received (before any rewrite), so both paths read the same bytes.
+        const url = request.originalUrl;
+        const mark = url.indexOf('?');
+        const input = readDetailRequest(request.raw.rawHeaders, mark === -1 ? url : url.slice(0, mark), mark === -1 ? null : url.slice(mark + 1), request.ip, deps.time.now());
+        input.requestId = request.id;
+        const answer = answerDetail(deps, input);
+        request.access = answer.access;
+        request.failure = answer.failure?.error ?? null;
+        return sendAnswer(reply, answer);
       },
     );
   };

@@ -3,7 +3,7 @@ import { computeStatus, renderStatus } from '../../render/status.js';
 import { renderStatusPage } from '../../web/status-page.js';
 import { sendRendered, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
-import { errorResponses, StatusResponse } from '../schemas.js';
+import { errorResponses, NoQuery, StatusResponse } from '../schemas.js';
 
 /** GET /v1/status (keyed JSON) and GET /status (public HTML page). */
 export function statusRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
@@ -17,6 +17,7 @@ export function statusRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['status'],
           summary: 'Service health, last update and the state of every source',
+          querystring: NoQuery,
           security: [{ apiKey: [] }],
           response: { 200: StatusResponse, 304: { description: 'Not modified', type: 'null' }, ...errorResponses(401, 403, 429) },
         },
@@ -28,7 +29,7 @@ export function statusRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       },
     );
 
-    app.get('/status', { schema: { hide: true } }, async (_request, reply) => {
+    app.get('/status', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => {
       const now = deps.time.now();
       const html = renderStatusPage(current(now), deps.time, now);
       return reply.header('cache-control', 'no-cache').header('content-type', 'text/html; charset=utf-8').send(html);

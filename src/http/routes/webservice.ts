@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendRendered, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError } from '../../domain/errors.js';
-import { errorResponses, WebserviceParams, WebserviceResponse } from '../schemas.js';
+import { errorResponses, NoQuery, WebserviceParams, WebserviceResponse } from '../schemas.js';
 
 /** GET /webservice/{username}: the legacy flat feed of the account's allowance, for old rate boards. */
 export function webserviceRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
@@ -15,6 +15,7 @@ export function webserviceRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           tags: ['legacy'],
           summary: 'Legacy per-user feed (flat shape, Jalali dates)',
           params: WebserviceParams,
+          querystring: NoQuery,
           security: [{ apiKey: [] }],
           response: { 200: WebserviceResponse, 304: { description: 'Not modified', type: 'null' }, ...errorResponses(401, 403, 429) },
         },
