@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { CATEGORIES, KEY_PATTERN, type Category, type Reference } from '../domain/reference.js';
+import { CATEGORIES, CURRENCY_PATTERN, KEY_PATTERN, PER_UNITS, type Category, type PerUnit, type Reference } from '../domain/reference.js';
 import { Catalogue } from './catalogue.js';
 
 export class CatalogueError extends Error {}
 
-const FIELDS = ['key', 'title', 'title_en', 'description', 'unit', 'category', 'source_key', 'aliases', 'status'] as const;
+const FIELDS = ['key', 'title', 'title_en', 'description', 'unit', 'currency', 'per', 'category', 'source_key', 'aliases', 'status'] as const;
 const POPULAR_FILE = 'popular.json';
 
 /**
@@ -23,6 +23,7 @@ export function loadCatalogue(path: string): Catalogue {
   const references: Reference[] = [];
   const origin = new Map<string, string>(); // key or alias → "file entry" for messages
   const canonical = new Map<string, string>(); // key or alias → key
+  const labels = new Map<string, { reference: Reference; where: string }>(); // unit label → its first user
   for (const file of files) {
     const entries = readJson(file);
     if (!Array.isArray(entries)) throw new CatalogueError(`${basename(file)}: expected a JSON array of references`);
@@ -32,6 +33,7 @@ export function loadCatalogue(path: string): Catalogue {
       claim(origin, reference.key, where, 'key');
       for (const alias of reference.aliases) claim(origin, alias, where, 'alias');
       for (const name of [reference.key, ...reference.aliases]) canonical.set(name, reference.key);
+      claimLabel(labels, reference, where);
       references.push(reference);
     });
   }
@@ -57,6 +59,12 @@ function validateEntry(entry: unknown, where: string): Reference {
   }
   const key = record.key as string;
   if (!KEY_PATTERN.test(key) || key !== key.toLowerCase()) throw new CatalogueError(`${where}: key "${key}" must be lowercase and match ${KEY_PATTERN}`);
+  if (typeof record.currency !== 'string' || !CURRENCY_PATTERN.test(record.currency)) {
+    throw new CatalogueError(`${where}: currency ${JSON.stringify(record.currency)} must be an ISO 4217 code such as IRR or USD (XXX for an index)`);
+  }
+  if (!PER_UNITS.includes(record.per as PerUnit)) {
+    throw new CatalogueError(`${where}: per ${JSON.stringify(record.per)} must be one of ${PER_UNITS.map((p) => `"${p}"`).join(', ')}`);
+  }
   if (!CATEGORIES.includes(record.category as Category)) {
     throw new CatalogueError(`${where}: category must be one of ${CATEGORIES.join(', ')}`);
   }
@@ -72,6 +80,8 @@ function validateEntry(entry: unknown, where: string): Reference {
     title_en: record.title_en as string,
     description: record.description as string,
     unit: record.unit as string,
+    currency: record.currency as string,
+    per: record.per as PerUnit,
     category: record.category as Category,
     source_key: record.source_key as string,
     aliases: [...(aliases as string[])],
@@ -83,6 +93,20 @@ function claim(origin: Map<string, string>, name: string, where: string, kind: '
   const previous = origin.get(name);
   if (previous) throw new CatalogueError(`${where}: ${kind} "${name}" is already used by ${previous}`);
   origin.set(name, where);
+}
+
+/** One unit label means one thing: a reader who sees it must know the currency and what the price buys. */
+function claimLabel(labels: Map<string, { reference: Reference; where: string }>, reference: Reference, where: string): void {
+  const first = labels.get(reference.unit);
+  if (!first) {
+    labels.set(reference.unit, { reference, where });
+    return;
+  }
+  if (first.reference.currency !== reference.currency || first.reference.per !== reference.per) {
+    throw new CatalogueError(
+      `${where}: unit "${reference.unit}" (${reference.currency} per ${reference.per}) already means ${first.reference.currency} per ${first.reference.per} in ${first.where}`,
+    );
+  }
 }
 
 /** The popularity order, as canonical keys; an alias stands for its reference. */

@@ -1,6 +1,38 @@
 export const CATEGORIES = ['gold', 'coin', 'currency', 'precious_metal', 'industrial_metal', 'energy', 'crypto'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
+/**
+ * What one price buys: the one vocabulary of `per` (data/catalogue/README.md).
+ * `unit` and its multiples count whatever the reference names (a currency, a
+ * token); `point` is an index level, which buys nothing.
+ */
+export const PER_UNITS = [
+  'unit',
+  '10 units',
+  '100 units',
+  '1000 units',
+  '1000000 units',
+  'coin',
+  'gram',
+  'mithqal',
+  'ounce',
+  'kilogram',
+  'pound',
+  'tonne',
+  'barrel',
+  'gallon',
+  'litre',
+  'MMBtu',
+  'MWh',
+  'therm',
+  '100 therms',
+  'point',
+] as const;
+export type PerUnit = (typeof PER_UNITS)[number];
+
+/** An ISO 4217 code: the price's currency (`XXX` for an index, which has none). */
+export const CURRENCY_PATTERN = /^[A-Z]{3}$/;
+
 /** The pattern every reference key and alias follows (PRODUCT §2, INVALID_KEYS). */
 export const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -10,7 +42,10 @@ export interface Reference {
   title: string;
   title_en: string;
   description: string;
+  /** The Persian label: currency and `per` in words, e.g. ریال/گرم. */
   unit: string;
+  currency: string;
+  per: PerUnit;
   category: Category;
   source_key: string;
   aliases: string[];

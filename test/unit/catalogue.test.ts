@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Catalogue } from '../../src/catalogue/catalogue.js';
 import { CatalogueError, loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
-import { CATEGORIES, KEY_PATTERN } from '../../src/domain/reference.js';
+import { CATEGORIES, CURRENCY_PATTERN, KEY_PATTERN, PER_UNITS, type Reference } from '../../src/domain/reference.js';
 import { tempDir } from '../support/env.js';
 
 describe('bundled catalogue', () => {
@@ -44,6 +44,62 @@ describe('bundled catalogue', () => {
     }
   });
 
+  it('says what every price is: an ISO currency and a per from the vocabulary', () => {
+    for (const reference of catalogue.references) {
+      assert.match(reference.currency, CURRENCY_PATTERN, reference.key);
+      assert.ok(PER_UNITS.includes(reference.per), `${reference.key}: per "${reference.per}"`);
+    }
+    const usd = catalogue.get('usd_free')!;
+    assert.deepEqual([usd.currency, usd.per, usd.unit], ['IRR', 'unit', 'ریال/دلار']);
+    const yen = catalogue.get('jpy_free')!;
+    assert.deepEqual([yen.currency, yen.per, yen.unit], ['IRR', '100 units', 'ریال/۱۰۰ ین']);
+    assert.deepEqual([catalogue.get('gold_18k')!.per, catalogue.get('gold_18k')!.unit], ['gram', 'ریال/گرم']);
+    assert.deepEqual([catalogue.get('gold_mithqal')!.per, catalogue.get('gold_mithqal')!.unit], ['mithqal', 'ریال/مثقال']);
+    assert.deepEqual([catalogue.get('coin_emami')!.per, catalogue.get('coin_emami')!.unit], ['coin', 'ریال/سکه']);
+    assert.deepEqual([catalogue.get('gold_ounce')!.currency, catalogue.get('gold_ounce')!.unit], ['USD', 'دلار/اونس']);
+    assert.deepEqual([catalogue.get('fx_usdjpy')!.currency, catalogue.get('fx_usdjpy')!.per], ['JPY', 'unit']);
+    assert.deepEqual([catalogue.get('shib_usd')!.currency, catalogue.get('shib_usd')!.per], ['USD', '1000000 units']);
+    assert.deepEqual([catalogue.get('dxy_index')!.currency, catalogue.get('dxy_index')!.per], ['XXX', 'point']);
+  });
+
+  it('never lets one unit label stand for two currencies or two kinds of per', () => {
+    const meaning = new Map<string, Reference>();
+    for (const reference of catalogue.references) {
+      const first = meaning.get(reference.unit);
+      if (!first) {
+        meaning.set(reference.unit, reference);
+        continue;
+      }
+      assert.equal(reference.currency, first.currency, `"${reference.unit}" is ${first.currency} on ${first.key} but ${reference.currency} on ${reference.key}`);
+      assert.equal(reference.per, first.per, `"${reference.unit}" is per ${first.per} on ${first.key} but per ${reference.per} on ${reference.key}`);
+    }
+  });
+
+  it('writes every label as "<currency word>/<what one price buys>", one word per currency and per measure', () => {
+    const currencyWord = new Map<string, string>(); // ISO code → the word its labels start with
+    const measureWord = new Map<string, string>(); // per (a measure) → the words after the slash
+    for (const reference of catalogue.references) {
+      if (reference.per === 'point') {
+        assert.equal(reference.currency, 'XXX', reference.key);
+        continue;
+      }
+      const [word, bought, ...rest] = reference.unit.split('/');
+      assert.ok(word && bought && rest.length === 0, `${reference.key}: "${reference.unit}"`);
+      assert.equal(currencyWord.get(reference.currency) ?? word, word, `${reference.key}: ${reference.currency} is written two ways`);
+      currencyWord.set(reference.currency, word);
+      const count = MULTIPLES[reference.per];
+      if (count !== undefined) {
+        assert.ok(bought.startsWith(count), `${reference.key}: "${reference.unit}" does not start its per with "${count}"`);
+        assert.ok(!/^[۰-۹]/.test(bought.slice(count.length)), `${reference.key}: "${reference.unit}" counts the wrong multiple`);
+      } else {
+        assert.equal(measureWord.get(reference.per) ?? bought, bought, `${reference.key}: per ${reference.per} is written two ways`);
+        measureWord.set(reference.per, bought);
+      }
+    }
+    assert.equal(new Set(currencyWord.values()).size, currencyWord.size, 'two currencies share a word');
+    assert.equal(new Set(measureWord.values()).size, measureWord.size, 'two measures share a word');
+  });
+
   it('finds a reference by alias', () => {
     assert.equal(catalogue.lookup('sekkeh')?.key, 'coin_emami');
     assert.equal(catalogue.lookup('sekkeh')?.category, 'coin');
@@ -74,13 +130,16 @@ describe('bundled catalogue', () => {
   });
 });
 
+/** How a label writes the count of a per in multiples (the rest of the label names the currency or token). */
+const MULTIPLES: Partial<Record<string, string>> = { unit: '', '10 units': '۱۰ ', '100 units': '۱۰۰ ', '1000 units': '۱۰۰۰ ', '1000000 units': '۱٬۰۰۰٬۰۰۰ ' };
+
 describe('catalogue validation', () => {
   const dir = tempDir('nerkh-catalogue-');
   let count = 0;
   after(() => dir.cleanup());
 
   function entry(key: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-    return { key, title: `عنوان ${key}`, title_en: `Title ${key}`, description: 'd', unit: 'ریال', category: 'currency', source_key: `src_${key}`, aliases: [], status: 'active', ...overrides };
+    return { key, title: `عنوان ${key}`, title_en: `Title ${key}`, description: 'd', unit: 'ریال/واحد', currency: 'IRR', per: 'unit', category: 'currency', source_key: `src_${key}`, aliases: [], status: 'active', ...overrides };
   }
 
   /** A fresh catalogue folder holding the given files. */
@@ -168,6 +227,44 @@ describe('catalogue validation', () => {
     rejects(folder({ 'x.json': [entry('usd', { aliases: ['Dollar'] })] }), 'x.json entry 0 (usd)', 'alias "Dollar"');
     rejects(folder({ 'x.json': [entry('usd', { aliases: ['bad alias'] })] }), 'x.json entry 0 (usd)', 'alias "bad alias"');
     rejects(folder({ 'x.json': [entry('usd', { aliases: 'dollar' })] }), 'x.json entry 0 (usd)', 'aliases');
+  });
+
+  it('rejects a missing or ill-formed currency, naming file and entry', () => {
+    const missing = entry('usd');
+    delete missing.currency;
+    rejects(folder({ 'x.json': [missing] }), 'x.json entry 0 (usd)', 'missing field "currency"');
+    for (const bad of ['irr', 'RIAL', 'IR', '', 42, null]) {
+      rejects(folder({ 'x.json': [entry('eur'), entry('usd', { currency: bad })] }), 'x.json entry 1 (usd)', 'currency', 'ISO 4217');
+    }
+  });
+
+  it('rejects a per outside the vocabulary, listing the vocabulary', () => {
+    const missing = entry('usd');
+    delete missing.per;
+    rejects(folder({ 'x.json': [missing] }), 'x.json entry 0 (usd)', 'missing field "per"');
+    for (const bad of ['grams', 'Gram', 'bbl', '100 Units', 3]) {
+      rejects(folder({ 'x.json': [entry('usd', { per: bad })] }), 'x.json entry 0 (usd)', 'per', '"gram", "mithqal"');
+    }
+  });
+
+  it('accepts every per of the vocabulary', () => {
+    const entries = PER_UNITS.map((per, i) => entry(`k${i}`, { per, unit: `ریال/${per}` }));
+    assert.deepEqual(
+      loadCatalogue(folder({ 'x.json': entries })).references.map((r) => r.per),
+      [...PER_UNITS],
+    );
+  });
+
+  it('rejects one unit label used with two pers or two currencies, naming both entries', () => {
+    rejects(
+      folder({ 'a.json': [entry('g18', { unit: 'ریال', per: 'gram' })], 'b.json': [entry('usd', { unit: 'ریال' }), entry('m17', { unit: 'ریال', per: 'mithqal' })] }),
+      'b.json entry 0 (usd)',
+      'unit "ریال"',
+      'a.json entry 0 (g18)',
+    );
+    rejects(folder({ 'a.json': [entry('usd', { unit: 'دلار' }), entry('btc', { unit: 'دلار', currency: 'USD' })] }), 'a.json entry 1 (btc)', 'IRR per unit');
+    // One meaning under one label is fine, however many references use it.
+    assert.equal(loadCatalogue(folder({ 'a.json': [entry('usd', { unit: 'ریال' }), entry('eur', { unit: 'ریال' })] })).size, 2);
   });
 
   it('rejects a status other than active', () => {

@@ -14,6 +14,8 @@ const reference: Reference = {
   title_en: 'US dollar (free market)',
   description: 'test',
   unit: 'ریال',
+  currency: 'IRR',
+  per: 'unit',
   category: 'currency',
   source_key: 'ir_fx_free_usd',
   aliases: ['dollar'],
