@@ -69,6 +69,9 @@ function validateEntry(entry: unknown, where: string): Reference {
     throw new CatalogueError(`${where}: category must be one of ${CATEGORIES.join(', ')}`);
   }
   if (record.status !== 'active') throw new CatalogueError(`${where}: status must be "active"`);
+  const min = bound(record, 'min', where);
+  const max = bound(record, 'max', where);
+  if (min !== null && max !== null && min >= max) throw new CatalogueError(`${where}: min (${min}) must be below max (${max})`);
   const aliases = record.aliases;
   if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')) throw new CatalogueError(`${where}: aliases must be an array of strings`);
   for (const alias of aliases as string[]) {
@@ -82,11 +85,23 @@ function validateEntry(entry: unknown, where: string): Reference {
     unit: record.unit as string,
     currency: record.currency as string,
     per: record.per as PerUnit,
+    min,
+    max,
     category: record.category as Category,
     source_key: record.source_key as string,
     aliases: [...(aliases as string[])],
     status: 'active',
   };
+}
+
+/** An optional bound of the sanity band: absent (or null) is null, present is a positive finite number. */
+function bound(record: Record<string, unknown>, field: 'min' | 'max', where: string): number | null {
+  const value = record[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new CatalogueError(`${where}: ${field} must be a positive finite number when given`);
+  }
+  return value;
 }
 
 function claim(origin: Map<string, string>, name: string, where: string, kind: 'key' | 'alias'): void {

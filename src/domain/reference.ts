@@ -46,6 +46,13 @@ export interface Reference {
   unit: string;
   currency: string;
   per: PerUnit;
+  /**
+   * A generous band of plausible values, in the reference's own currency and
+   * per: a value outside it is a broken feed, not a market move. Null when the
+   * catalogue gives none. Internal: never in a response.
+   */
+  min: number | null;
+  max: number | null;
   category: Category;
   source_key: string;
   aliases: string[];

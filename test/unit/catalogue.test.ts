@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Catalogue } from '../../src/catalogue/catalogue.js';
 import { CatalogueError, loadCatalogue } from '../../src/catalogue/load.js';
-import { BUNDLED_CATALOGUE } from '../../src/config.js';
+import { BUNDLED_CATALOGUE, PACKAGE_ROOT } from '../../src/config.js';
 import { CATEGORIES, CURRENCY_PATTERN, KEY_PATTERN, PER_UNITS, type Reference } from '../../src/domain/reference.js';
 import { tempDir } from '../support/env.js';
 
@@ -98,6 +98,21 @@ describe('bundled catalogue', () => {
     }
     assert.equal(new Set(currencyWord.values()).size, currencyWord.size, 'two currencies share a word');
     assert.equal(new Set(measureWord.values()).size, measureWord.size, 'two measures share a word');
+  });
+
+  it('gives every reference a sanity band at least ten times wider than the demo level on either side', () => {
+    const levels = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'data', 'demo', 'levels.json'), 'utf8')) as Record<string, number>;
+    for (const reference of catalogue.references) {
+      const { key, min, max } = reference;
+      assert.ok(min !== null && max !== null, `${key} has no band`);
+      assert.ok(min > 0 && min < max, `${key}: band ${min}..${max}`);
+      const level = levels[reference.source_key];
+      assert.ok(level !== undefined, `${key}: no demo level for ${reference.source_key}`);
+      assert.ok(min * 10 <= level && level * 10 <= max, `${key}: level ${level} is too near the band ${min}..${max}`);
+    }
+    // The documented anchors: a gold coin in rial, gold in USD per ounce.
+    assert.deepEqual([catalogue.get('coin_emami')!.min, catalogue.get('coin_emami')!.max], [1e7, 1e12]);
+    assert.deepEqual([catalogue.get('gold_ounce')!.min, catalogue.get('gold_ounce')!.max], [100, 100_000]);
   });
 
   it('finds a reference by alias', () => {
@@ -265,6 +280,30 @@ describe('catalogue validation', () => {
     rejects(folder({ 'a.json': [entry('usd', { unit: 'دلار' }), entry('btc', { unit: 'دلار', currency: 'USD' })] }), 'a.json entry 1 (btc)', 'IRR per unit');
     // One meaning under one label is fine, however many references use it.
     assert.equal(loadCatalogue(folder({ 'a.json': [entry('usd', { unit: 'ریال' }), entry('eur', { unit: 'ریال' })] })).size, 2);
+  });
+
+  it('takes an optional sanity band, null when absent', () => {
+    const catalogue = loadCatalogue(
+      folder({ 'x.json': [entry('usd', { min: 10_000, max: 1e9 }), entry('eur'), entry('gbp', { min: 0.5 }), entry('aed', { max: 1e8, min: null })] }),
+    );
+    assert.deepEqual(
+      catalogue.references.map((r) => [r.key, r.min, r.max]),
+      [
+        ['usd', 10_000, 1e9],
+        ['eur', null, null],
+        ['gbp', 0.5, null],
+        ['aed', null, 1e8],
+      ],
+    );
+  });
+
+  it('rejects a band that is not positive, finite and ordered', () => {
+    for (const [min, max] of [[0, 10], [-1, 10], [10, 10], [20, 10], ['1', 10], [1, 'Infinity']]) {
+      rejects(folder({ 'x.json': [entry('eur'), entry('usd', { min, max })] }), 'x.json entry 1 (usd)', /\b(min|max)\b/);
+    }
+    // JSON has no Infinity, but a number too large for a double reads as one.
+    const huge = JSON.stringify([entry('usd', { min: 1, max: 7 })]).replace('"max":7', '"max":1e400');
+    rejects(folder({ 'x.json': huge }), 'x.json entry 0 (usd)', 'max must be a positive finite number');
   });
 
   it('rejects a status other than active', () => {

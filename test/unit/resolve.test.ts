@@ -16,6 +16,8 @@ const reference: Reference = {
   unit: 'ریال',
   currency: 'IRR',
   per: 'unit',
+  min: null,
+  max: null,
   category: 'currency',
   source_key: 'ir_fx_free_usd',
   aliases: ['dollar'],
