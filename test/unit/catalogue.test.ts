@@ -100,6 +100,15 @@ describe('bundled catalogue', () => {
     assert.equal(new Set(measureWord.values()).size, measureWord.size, 'two measures share a word');
   });
 
+  it('names what one price buys in both titles when it is a measure or a multiple', () => {
+    for (const reference of catalogue.references) {
+      const words = TITLE_WORDS[reference.per];
+      if (!words) continue;
+      assert.ok(words.en.test(reference.title_en), `${reference.key}: "${reference.title_en}" does not say ${reference.per}`);
+      assert.ok(words.fa.test(reference.title), `${reference.key}: "${reference.title}" does not say ${reference.per}`);
+    }
+  });
+
   it('gives every reference a sanity band at least ten times wider than the demo level on either side', () => {
     const levels = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'data', 'demo', 'levels.json'), 'utf8')) as Record<string, number>;
     for (const reference of catalogue.references) {
@@ -147,6 +156,27 @@ describe('bundled catalogue', () => {
 
 /** How a label writes the count of a per in multiples (the rest of the label names the currency or token). */
 const MULTIPLES: Partial<Record<string, string>> = { unit: '', '10 units': '۱۰ ', '100 units': '۱۰۰ ', '1000 units': '۱۰۰۰ ', '1000000 units': '۱٬۰۰۰٬۰۰۰ ' };
+
+/** How titles name a per that is a measure or a multiple (coins, single units and index points go without saying). */
+const TITLE_WORDS: Partial<Record<string, { en: RegExp; fa: RegExp }>> = {
+  gram: { en: /\bgram\b/, fa: /گرم/ },
+  mithqal: { en: /\bmithqal\b/, fa: /مثقال/ },
+  ounce: { en: /\bounce\b/, fa: /انس|اونس/ },
+  kilogram: { en: /\bkilogram\b/, fa: /کیلوگرم/ },
+  pound: { en: /\bpound\b/, fa: /پوند/ },
+  tonne: { en: /\btonne\b/, fa: /(^|[\s(])تن([\s)،]|$)/ },
+  barrel: { en: /\bbarrel\b/, fa: /بشکه/ },
+  gallon: { en: /\bgallon\b/, fa: /گالن/ },
+  litre: { en: /\blitre\b/, fa: /لیتر/ },
+  MMBtu: { en: /\bMMBtu\b/, fa: /میلیون بی‌تی‌یو/ },
+  MWh: { en: /\bMWh\b/, fa: /مگاوات‌ساعت/ },
+  therm: { en: /\bper therm\b/, fa: /هر ترم/ },
+  '100 therms': { en: /\bper 100 therms\b/, fa: /هر ۱۰۰ ترم/ },
+  '10 units': { en: /\bper 10 [A-Z]/, fa: /هر ۱۰ / },
+  '100 units': { en: /\bper 100 [A-Z]/, fa: /هر ۱۰۰ / },
+  '1000 units': { en: /\bper 1,000 [A-Z]/, fa: /هر (۱۰۰۰|هزار)/ },
+  '1000000 units': { en: /\bper 1,000,000 [A-Z]/, fa: /هر (۱٬۰۰۰٬۰۰۰|یک میلیون)/ },
+};
 
 describe('catalogue validation', () => {
   const dir = tempDir('nerkh-catalogue-');
