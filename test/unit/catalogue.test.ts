@@ -132,6 +132,29 @@ describe('bundled catalogue', () => {
     assert.equal(catalogue.lookup('coin_emami')?.key, 'coin_emami');
   });
 
+  it('keeps every renamed key working as an alias of its new key', () => {
+    const renamed: Record<string, string> = {
+      gold_ounce_rial: 'gold_ounce_irr',
+      silver_ounce_rial: 'silver_ounce_irr',
+      gold_dubai_24k: 'gold_24k_dubai',
+      gold_dubai_22k: 'gold_22k_dubai',
+      rebar_ir: 'steel_rebar_ir',
+      beam_ir: 'steel_beam_ir',
+      hrc_ir: 'steel_hrc_ir',
+      billet_ir: 'steel_billet_ir',
+      steel_billet: 'steel_billet_black_sea',
+      steel_scrap: 'steel_scrap_turkey',
+      gasoline_ir_quota: 'gasoline_quota_ir',
+      gasoline_ir_free: 'gasoline_free_ir',
+      diesel_singapore: 'gasoil_10ppm_singapore',
+      propane: 'propane_mont_belvieu',
+    };
+    for (const [old, key] of Object.entries(renamed)) {
+      assert.equal(catalogue.lookup(old)?.key, key, old);
+      assert.equal(catalogue.get(old), undefined, `${old} is still a key`);
+    }
+  });
+
   it('looks names up case-insensitively', () => {
     assert.equal(catalogue.lookup('SEKKEH')?.key, 'coin_emami');
     assert.equal(catalogue.lookup('Gold_18K')?.key, 'gold_18k');
