@@ -45,7 +45,13 @@ export function connect(options: StoreOptions): Connection {
 
 export async function migrate(connection: Connection): Promise<void> {
   if (connection.schema) await sql.raw(`create schema if not exists ${connection.schema}`).execute(connection.db);
-  const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect) });
+  // Named, so the migrator looks for its own bookkeeping tables in this schema only: unnamed, it
+  // takes a kysely_migration table in any schema of the database as its own.
+  const migrator = new Migrator({
+    db: connection.db,
+    provider: new StaticMigrationProvider(connection.dialect),
+    ...(connection.schema ? { migrationTableSchema: connection.schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
