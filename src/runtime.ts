@@ -38,7 +38,7 @@ export async function startRuntime(config: AppConfig, log: (line: string) => voi
   const time = new ZoneTime(config.timezone);
   const { catalogue, plans, sourcePriority } = loadReferenceData(config);
 
-  const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, log) : null;
+  const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, log, catalogue) : null;
   feeder?.start();
 
   const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema });
