@@ -53,7 +53,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const logger = options.logger ?? createLogger(config.logLevel);
   const { catalogue, plans, sourcePriority } = loadReferenceData(config);
 
-  const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line)) : null;
+  const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue) : null;
   feeder?.start();
 
   const store = await openStore(config, options, time, logger);

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { CATEGORIES, KEY_PATTERN, type Category, type Reference } from '../domain/reference.js';
+import { CATEGORIES, CURRENCY_PATTERN, KEY_PATTERN, PER_UNITS, type Category, type PerUnit, type Reference } from '../domain/reference.js';
 import { Catalogue } from './catalogue.js';
 
 export class CatalogueError extends Error {}
 
-const FIELDS = ['key', 'title', 'title_en', 'description', 'unit', 'category', 'source_key', 'aliases', 'status'] as const;
+const FIELDS = ['key', 'title', 'title_en', 'description', 'unit', 'currency', 'per', 'category', 'source_key', 'aliases', 'status'] as const;
 const POPULAR_FILE = 'popular.json';
 
 /**
@@ -23,6 +23,7 @@ export function loadCatalogue(path: string): Catalogue {
   const references: Reference[] = [];
   const origin = new Map<string, string>(); // key or alias → "file entry" for messages
   const canonical = new Map<string, string>(); // key or alias → key
+  const labels = new Map<string, { reference: Reference; where: string }>(); // unit label → its first user
   for (const file of files) {
     const entries = readJson(file);
     if (!Array.isArray(entries)) throw new CatalogueError(`${basename(file)}: expected a JSON array of references`);
@@ -32,6 +33,7 @@ export function loadCatalogue(path: string): Catalogue {
       claim(origin, reference.key, where, 'key');
       for (const alias of reference.aliases) claim(origin, alias, where, 'alias');
       for (const name of [reference.key, ...reference.aliases]) canonical.set(name, reference.key);
+      claimLabel(labels, reference, where);
       references.push(reference);
     });
   }
@@ -57,49 +59,69 @@ function validateEntry(entry: unknown, where: string): Reference {
   }
   const key = record.key as string;
   if (!KEY_PATTERN.test(key) || key !== key.toLowerCase()) throw new CatalogueError(`${where}: key "${key}" must be lowercase and match ${KEY_PATTERN}`);
+  if (typeof record.currency !== 'string' || !CURRENCY_PATTERN.test(record.currency)) {
+    throw new CatalogueError(`${where}: currency ${JSON.stringify(record.currency)} must be an ISO 4217 code such as IRR or USD (XXX for an index)`);
+  }
+  if (!PER_UNITS.includes(record.per as PerUnit)) {
+    throw new CatalogueError(`${where}: per ${JSON.stringify(record.per)} must be one of ${PER_UNITS.map((p) => `"${p}"`).join(', ')}`);
+  }
   if (!CATEGORIES.includes(record.category as Category)) {
     throw new CatalogueError(`${where}: category must be one of ${CATEGORIES.join(', ')}`);
   }
   if (record.status !== 'active') throw new CatalogueError(`${where}: status must be "active"`);
+  const min = bound(record, 'min', where);
+  const max = bound(record, 'max', where);
+  if (min !== null && max !== null && min >= max) throw new CatalogueError(`${where}: min (${min}) must be below max (${max})`);
   const aliases = record.aliases;
   if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')) throw new CatalogueError(`${where}: aliases must be an array of strings`);
   for (const alias of aliases as string[]) {
     if (!KEY_PATTERN.test(alias) || alias !== alias.toLowerCase()) throw new CatalogueError(`${where}: alias "${alias}" must be lowercase and match ${KEY_PATTERN}`);
   }
-  const { min, max } = readBand(record, where);
   return {
     key,
     title: record.title as string,
     title_en: record.title_en as string,
     description: record.description as string,
     unit: record.unit as string,
+    currency: record.currency as string,
+    per: record.per as PerUnit,
+    min,
+    max,
     category: record.category as Category,
     source_key: record.source_key as string,
     aliases: [...(aliases as string[])],
     status: 'active',
-    min,
-    max,
   };
 }
 
-/** The optional sanity band: each bound a positive finite number, and `min` below `max` when both are given. */
-function readBand(record: Record<string, unknown>, where: string): { min: number | null; max: number | null } {
-  const bound = (field: 'min' | 'max'): number | null => {
-    const value = record[field];
-    if (value === undefined || value === null) return null;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new CatalogueError(`${where}: ${field} must be a positive finite number when given`);
-    return value;
-  };
-  const min = bound('min');
-  const max = bound('max');
-  if (min !== null && max !== null && min >= max) throw new CatalogueError(`${where}: min (${min}) must be below max (${max})`);
-  return { min, max };
+/** An optional bound of the sanity band: absent (or null) is null, present is a positive finite number. */
+function bound(record: Record<string, unknown>, field: 'min' | 'max', where: string): number | null {
+  const value = record[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new CatalogueError(`${where}: ${field} must be a positive finite number when given`);
+  }
+  return value;
 }
 
 function claim(origin: Map<string, string>, name: string, where: string, kind: 'key' | 'alias'): void {
   const previous = origin.get(name);
   if (previous) throw new CatalogueError(`${where}: ${kind} "${name}" is already used by ${previous}`);
   origin.set(name, where);
+}
+
+/** One unit label means one thing: a reader who sees it must know the currency and what the price buys. */
+function claimLabel(labels: Map<string, { reference: Reference; where: string }>, reference: Reference, where: string): void {
+  const first = labels.get(reference.unit);
+  if (!first) {
+    labels.set(reference.unit, { reference, where });
+    return;
+  }
+  if (first.reference.currency !== reference.currency || first.reference.per !== reference.per) {
+    throw new CatalogueError(
+      `${where}: unit "${reference.unit}" (${reference.currency} per ${reference.per}) already means ${first.reference.currency} per ${first.reference.per} in ${first.where}`,
+    );
+  }
 }
 
 /** The popularity order, as canonical keys; an alias stands for its reference. */

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { loadCatalogue } from '../catalogue/load.js';
 import { demoSources, loadConfig } from '../config.js';
 import { DemoFeeder } from '../demo/feeder.js';
 
@@ -9,7 +10,7 @@ export function demoFeedCommand(program: Command): void {
     .action(async () => {
       const config = loadConfig();
       const sources = demoSources(config.dataDir);
-      const feeder = new DemoFeeder(sources, Math.random, (line) => console.log(line));
+      const feeder = new DemoFeeder(sources, Math.random, (line) => console.log(line), loadCatalogue(config.cataloguePath));
       feeder.start();
       console.log(`demo feeder writing ${sources.map((s) => s.path).join(', ')} (Ctrl-C to stop)`);
       const keepAlive = setInterval(() => {}, 60_000);

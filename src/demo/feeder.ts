@@ -1,34 +1,54 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { Catalogue } from '../catalogue/catalogue.js';
 import { PACKAGE_ROOT } from '../config.js';
 import type { SourceConfig } from '../sources/monitor.js';
 
 const LEVELS_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'levels.json');
+/** Source keys whose price is set by decree (Iranian fuel): the demo writes them unchanged. */
+const FIXED_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'fixed.json');
 const TICK_MS = 2000;
 
 type Incident = { source: number; kind: 'lag' | 'break'; until: number };
 
+/** One demo item: its realistic level, whether it may move, and its price currency when the catalogue says. */
+interface Item {
+  key: string;
+  level: number;
+  fixed: boolean;
+  currency: string | undefined;
+}
+
 /**
  * Keeps the demo sources moving: a mean-reverting random walk around a
  * realistic level for every catalogue item, written by three sources with
- * small disagreements between them. Now and then one source lags (stops
- * writing past its max age) or breaks (writes a corrupt file) for a while,
- * so failover shows on the status page.
+ * small disagreements between them. Fixed-price items never move and every
+ * source agrees on them. Now and then one source lags (stops writing past
+ * its max age) or breaks (writes a corrupt file) for a while, so failover
+ * shows on the status page.
  */
 export class DemoFeeder {
-  private readonly levels: [string, number][];
+  private readonly items: Item[];
   private readonly prices = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private incident: Incident | null = null;
   private nextIncidentAt: number;
 
+  /** `catalogue` tells each item's currency, so rial prices are written as whole rials. */
   constructor(
     private readonly sources: SourceConfig[],
     private readonly random: () => number = Math.random,
     private readonly log: (line: string) => void = () => {},
+    catalogue?: Catalogue,
   ) {
-    this.levels = Object.entries(JSON.parse(readFileSync(LEVELS_FILE, 'utf8')) as Record<string, number>);
-    for (const [key, level] of this.levels) this.prices.set(key, level);
+    const levels = JSON.parse(readFileSync(LEVELS_FILE, 'utf8')) as Record<string, number>;
+    const fixed = new Set(JSON.parse(readFileSync(FIXED_FILE, 'utf8')) as string[]);
+    for (const key of fixed) {
+      if (levels[key] === undefined) throw new Error(`${FIXED_FILE}: "${key}" has no level in ${LEVELS_FILE}`);
+    }
+    const currencies = new Map(catalogue?.references.map((reference) => [reference.source_key, reference.currency]));
+    this.items = Object.entries(levels).map(([key, level]) => ({ key, level, fixed: fixed.has(key), currency: currencies.get(key) }));
+    for (const item of this.items) this.prices.set(item.key, item.level);
     this.nextIncidentAt = Date.now() + 45_000 + this.random() * 45_000;
   }
 
@@ -76,9 +96,10 @@ export class DemoFeeder {
     }
   }
 
-  /** One step of the walk: small moves, pulled back towards the level. */
+  /** One step of the walk: small moves, pulled back towards the level; fixed prices stay put. */
   private step(): void {
-    for (const [key, level] of this.levels) {
+    for (const { key, level, fixed } of this.items) {
+      if (fixed) continue;
       const price = this.prices.get(key)!;
       const pull = 0.05 * (level - price);
       const shock = price * 0.0008 * gaussian(this.random);
@@ -88,19 +109,27 @@ export class DemoFeeder {
 
   private document(sourceIndex: number, now: number): string {
     const items: Record<string, number> = {};
-    this.levels.forEach(([key, level], itemIndex) => {
+    this.items.forEach((item, itemIndex) => {
       // The third source covers four items in five, so per-key failover has something to do.
       if (sourceIndex === 2 && itemIndex % 5 === 4) return;
+      if (item.fixed) {
+        items[item.key] = item.level;
+        return;
+      }
       const bias = 1 + (sourceIndex === 0 ? 0 : sourceIndex === 1 ? 0.0007 : -0.0005) * (((itemIndex * 7) % 5) - 2);
-      items[key] = roundLike(this.prices.get(key)! * bias, level);
+      items[item.key] = roundLike(this.prices.get(item.key)! * bias, item.level, item.currency);
     });
     return JSON.stringify({ updated_at: new Date(now).toISOString(), items });
   }
 }
 
-/** Rial prices as whole numbers (to the ten above a million), others to a sensible number of decimals. */
-export function roundLike(value: number, level: number): number {
-  if (level >= 1_000_000) return Math.round(value / 10) * 10;
+/**
+ * Rial prices as whole rials (to the ten above a million, as Tehran quotes
+ * them), however small; others to a sensible number of decimals for their
+ * size. Without a known currency the level alone decides.
+ */
+export function roundLike(value: number, level: number, currency?: string): number {
+  if (currency === 'IRR') return level >= 1_000_000 ? Math.round(value / 10) * 10 : Math.round(value);
   if (level >= 10_000) return Math.round(value);
   if (level >= 100) return Number(value.toFixed(2));
   if (level >= 1) return Number(value.toFixed(4));

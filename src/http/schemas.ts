@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { CATEGORIES, type Category } from '../domain/reference.js';
+import { CATEGORIES, PER_UNITS, type Category } from '../domain/reference.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 
 /** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
@@ -26,7 +26,12 @@ export const ReferenceSchema = Type.Object(
     title: Type.String({ description: 'Persian title' }),
     title_en: Type.String(),
     description: Type.String(),
-    unit: Type.String({ description: 'What the number is, e.g. ریال, USD/oz' }),
+    unit: Type.String({ description: 'Persian label saying currency and per in words, e.g. ریال/گرم, دلار/اونس, ریال/۱۰۰ ین' }),
+    currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the price, e.g. IRR, USD, EUR; XXX for an index', examples: ['IRR'] }),
+    per: Type.Union(
+      PER_UNITS.map((p) => Type.Literal(p)),
+      { description: 'What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point' },
+    ),
     category: Type.Union(CATEGORIES.map((c) => Type.Literal(c))),
     source_key: Type.String(),
     aliases: Type.String({ description: 'Comma-separated alternative keys, "" when none' }),

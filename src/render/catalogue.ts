@@ -23,12 +23,15 @@ export class CatalogueRenderer {
 
   constructor(catalogue: Catalogue) {
     this.entries = catalogue.references.map((reference) => {
+      // The sanity band (min, max) is internal: it screens sources and never reaches a client.
       const json = JSON.stringify({
         key: reference.key,
         title: reference.title,
         title_en: reference.title_en,
         description: reference.description,
         unit: reference.unit,
+        currency: reference.currency,
+        per: reference.per,
         category: reference.category,
         source_key: reference.source_key,
         aliases: reference.aliases.join(','),

@@ -36,6 +36,20 @@ for (const dialect of DIALECTS) {
         assert.ok(references.every((r) => !('value' in r) && r.status === 'active' && typeof r.aliases === 'string'));
         assert.match(String(response.headers['cache-control']), /^private, max-age=\d+$/);
       });
+      it('says the currency and per of each price, and keeps the sanity band internal', async () => {
+        const references = json(await get('/v1/rates')).references as Record<string, unknown>[];
+        assert.ok(references.every((r) => typeof r.currency === 'string' && typeof r.per === 'string' && !('min' in r) && !('max' in r)));
+        const byKey = new Map(references.map((r) => [r.key, r]));
+        assert.deepEqual(
+          ['gold_18k', 'coin_emami', 'jpy_free', 'gold_ounce'].map((key) => [byKey.get(key)?.currency, byKey.get(key)?.per, byKey.get(key)?.unit]),
+          [
+            ['IRR', 'gram', 'ریال/گرم'],
+            ['IRR', 'coin', 'ریال/سکه'],
+            ['IRR', '100 units', 'ریال/۱۰۰ ین'],
+            ['USD', 'ounce', 'دلار/اونس'],
+          ],
+        );
+      });
       it('filters by category and by q (key, alias, title)', async () => {
         const gold = json(await get('/v1/rates?category=gold')).references as { category: string }[];
         assert.ok(gold.length > 5 && gold.every((r) => r.category === 'gold'));
@@ -72,7 +86,7 @@ for (const dialect of DIALECTS) {
         assert.equal(body.count, 3);
         assert.deepEqual(body.meta, { max_keys: 10, includes_prices: true, unknown_keys: [], denied_keys: [] });
         // The harness writes alpha values ending in 1 and beta in 2; alpha is first in priority.
-        assert.deepEqual(rates.map((r) => [r.value, r.source, r.status]), [[2001, 'alpha', 'ok'], [1001, 'alpha', 'ok'], [3001, 'alpha', 'ok']]);
+        assert.deepEqual(rates.map((r) => [r.value, r.source, r.status]), [[1_000_000_001, 'alpha', 'ok'], [1_000_001, 'alpha', 'ok'], [100_000_001, 'alpha', 'ok']]);
         assert.match(rates[0]!.updated_at, /\+03:30$/);
       });
       it('lists unknown keys in meta and 404s when nothing resolves', async () => {

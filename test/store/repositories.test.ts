@@ -104,6 +104,24 @@ for (const dialect of DIALECTS) {
           ).rows;
           assert.deepEqual(rows, [{ table_schema: schema }]);
         });
+
+        it('migrates beside another schema that holds a half-made migration table of its own', async () => {
+          // What two stores migrating at the same moment, or one killed mid-way, leave behind.
+          const other = `nerkh_t_orphan_${process.pid}_${randomInt(1e9)}`;
+          const db = opened.store.connection.db;
+          await sql.raw(`create schema ${other}`).execute(db);
+          await sql.raw(`create table ${other}.kysely_migration_lock (id varchar(255) primary key, is_locked integer not null default 0)`).execute(db);
+          try {
+            const fresh = await openFresh(dialect.databaseUrl);
+            try {
+              assert.deepEqual(await migrationNames(fresh.store), ['001_accounts_and_keys', '002_usage']);
+            } finally {
+              await fresh.close();
+            }
+          } finally {
+            await sql.raw(`drop schema ${other} cascade`).execute(db);
+          }
+        });
       }
     });
 

@@ -15,6 +15,15 @@ export const SAMPLE = {
   eur_free: 'ir_fx_free_eur',
 } as const;
 
+/** Plausible levels (inside each reference's sanity band): source alpha writes each + 1, beta + 2. */
+export const SAMPLE_VALUES: Record<keyof typeof SAMPLE, number> = {
+  usd_free: 1_000_000,
+  coin_emami: 1_000_000_000,
+  gold_18k: 100_000_000,
+  gold_ounce: 4000,
+  eur_free: 1_200_000,
+};
+
 export interface Harness {
   app: FastifyInstance;
   store: Store;
@@ -43,7 +52,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const config = testConfig(dir.path, options.config ?? {});
   for (const source of config.sources) {
     if (source.type === 'file') {
-      writeSource(source.path!, Object.fromEntries(Object.values(SAMPLE).map((sourceKey, i) => [sourceKey, 1000 * (i + 1) + (source.name === 'alpha' ? 1 : 2)])));
+      writeSource(source.path!, Object.fromEntries(Object.entries(SAMPLE).map(([key, sourceKey]) => [sourceKey, SAMPLE_VALUES[key as keyof typeof SAMPLE] + (source.name === 'alpha' ? 1 : 2)])));
     }
   }
   const schema = options.databaseUrl ? `nerkh_t_${process.pid}_${Math.floor(Math.random() * 1e9)}` : undefined;

@@ -14,12 +14,14 @@ const reference: Reference = {
   title_en: 'US dollar (free market)',
   description: 'test',
   unit: 'ریال',
+  currency: 'IRR',
+  per: 'unit',
+  min: null,
+  max: null,
   category: 'currency',
   source_key: 'ir_fx_free_usd',
   aliases: ['dollar'],
   status: 'active',
-  min: null,
-  max: null,
 };
 
 function value(raw: string, ageMs: number): SourceValue {
