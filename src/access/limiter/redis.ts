@@ -5,26 +5,17 @@ import { decide } from './memory.js';
 import { takeQuota, type TakeReply } from './quota-script.js';
 
 const MINUTE_MS = 60_000;
-/** A node takes about this much of its own traffic for a key at a time. */
-const HORIZON_MS = 1000;
-/**
- * A slice older than this goes back to the pool but for one request's worth
- * (so a quiet key's next request is still answered at once): quota a node does
- * not use soon is there for the nodes that have the traffic.
- */
-const SLICE_LIFE_MS = 1000;
-const RESERVE = 1;
-/** A key with no request for this long hands back even its reserve. */
-const IDLE_MS = 10_000;
-/** A node told that a window is spent asks again this often: another node may have handed quota back. */
-const RECHECK_MS = 500;
+/** A node told that a window is spent asks again this often: the others hand quota back when told. */
+const RECHECK_MS = 250;
+/** The channel on which a node with a spent window asks the others for their unused quota. */
+const STARVED_CHANNEL = 'rl:starved';
 /** After a failed exchange the key limits to this node's share for this long, then tries Redis again. */
 const FAILED_BACKOFF_MS = 1000;
 /** A busy key takes its quota for the next minute this close to the end of the current one. */
 const PREFETCH_NEXT_MS = 2000;
 /** Requests of one key waiting for quota at once; past this they are refused (a flood, not a client). */
 const MAX_WAITERS = 1000;
-const SWEEP_MS = 250;
+const SWEEP_MS = 500;
 /** A key unused this long is forgotten (its quota was returned long before). */
 const FORGET_MS = 120_000;
 
@@ -41,14 +32,14 @@ class MinuteQuota {
   /** What both windows had left after the last exchange; null before the first. */
   free: number | null = null;
   lastGrant = 0;
-  /** When quota was last granted (epoch ms). */
-  grantedAt = 0;
   /** Admissions on credit this window (bounded: they are what may exceed the limit). */
   credit = 0;
   /** Admissions on this node this window, for the share it keeps to while Redis is away. */
   local = 0;
   /** When Redis said nothing is left (epoch ms); null while quota may remain. */
   exhaustedAt: number | null = null;
+  /** When this node last asked the others for their unused quota of this window. */
+  askedAt = 0;
   exchanging = false;
 
   constructor(
@@ -125,6 +116,7 @@ export class RedisLimiter implements SharedLimiter {
   private readonly nodes: () => number;
   private readonly clock: Clock;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly link: RedisLink,
@@ -135,6 +127,7 @@ export class RedisLimiter implements SharedLimiter {
     this.clock = options.clock ?? systemClock;
     this.sweeper = setInterval(() => this.sweep(this.clock.now()), SWEEP_MS);
     this.sweeper.unref();
+    this.unsubscribe = link.subscribe(STARVED_CHANNEL, (message) => this.onStarved(message));
   }
 
   get healthy(): boolean {
@@ -159,6 +152,7 @@ export class RedisLimiter implements SharedLimiter {
   /** Stop, handing every unused slice back so the other nodes can use it. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.unsubscribe();
     if (this.link.state !== 'ready') return;
     const now = this.clock.now();
     const pending: Promise<unknown>[] = [];
@@ -181,21 +175,21 @@ export class RedisLimiter implements SharedLimiter {
     if (minute.lease > 0) {
       minute.lease--;
       this.admitted(quota);
-      if (minute.exhaustedAt === null && minute.lease <= minute.lastGrant >> 1) void this.exchange(quota, minute, this.sliceFor(quota, minute, now));
+      if (minute.exhaustedAt === null && minute.lease <= minute.lastGrant >> 1) void this.exchange(quota, minute, this.sliceFor(quota, minute));
       return this.verdict(true, quota, now);
     }
     if (minute.exhaustedAt !== null || quota.dayExhausted) {
-      if (now - (minute.exhaustedAt ?? 0) >= RECHECK_MS) void this.exchange(quota, minute, this.sliceFor(quota, minute, now));
+      if (now - (minute.exhaustedAt ?? 0) >= RECHECK_MS) void this.exchange(quota, minute, this.sliceFor(quota, minute));
       return this.verdict(false, quota, now);
     }
     if (minute.credit < this.creditFor(quota.spec)) {
       minute.credit++;
       this.owe(quota, minute);
       this.admitted(quota);
-      void this.exchange(quota, minute, this.sliceFor(quota, minute, now));
+      void this.exchange(quota, minute, this.sliceFor(quota, minute));
       return this.verdict(true, quota, now);
     }
-    void this.exchange(quota, minute, this.sliceFor(quota, minute, now) + quota.waiters.length + 1);
+    void this.exchange(quota, minute, this.sliceFor(quota, minute) + quota.waiters.length + 1);
     return null;
   }
 
@@ -255,28 +249,25 @@ export class RedisLimiter implements SharedLimiter {
   }
 
   /**
-   * About a second of this node's traffic, never more than half of a fair
-   * share of what is left (so the last requests of a window are handed out one by one).
+   * Half of a fair share of what the window has left: few exchanges while
+   * plenty is left, one request at a time at the very end of a window.
    */
-  private sliceFor(quota: KeyQuota, minute: MinuteQuota, now: number): number {
+  private sliceFor(quota: KeyQuota, minute: MinuteQuota): number {
     const { perMinute, perDay } = quota.spec;
     const dayLeft = perDay === null ? Infinity : perDay - quota.dayCount;
     const free = minute.free ?? Math.min(perMinute, dayLeft);
-    const fair = Math.floor(free / (2 * this.nodes()));
-    const rate = Math.max(quota.rate, quota.recent / Math.max(now - quota.recentSince, 10));
-    return Math.max(1, Math.min(fair, Math.ceil(rate * HORIZON_MS)));
+    return Math.max(1, Math.floor(free / (2 * this.nodes())));
   }
 
   /** In the last seconds of a busy minute, take the next minute's first slice so its first requests need not wait. */
   private prefetchNext(quota: KeyQuota, now: number): void {
     const minute = quota.current;
     if (quota.next !== null || minute.ends - now > PREFETCH_NEXT_MS || minute.ends >= quota.dayEnds || quota.dayExhausted) return;
-    quota.next = new MinuteQuota(minute.ends + MINUTE_MS, quota.dayEnds);
-    const { perMinute, perDay } = quota.spec;
-    const free = Math.min(perMinute, perDay === null ? Infinity : perDay - quota.dayCount);
+    // Only for a key busy enough to need more than its credit in the new minute's first moments.
     const rate = Math.max(quota.rate, quota.recent / Math.max(now - quota.recentSince, 10));
-    const slice = Math.max(1, Math.min(Math.floor(free / (2 * this.nodes())), Math.ceil(rate * HORIZON_MS)));
-    void this.exchange(quota, quota.next, slice);
+    if (rate * 1000 < 2) return;
+    quota.next = new MinuteQuota(minute.ends + MINUTE_MS, quota.dayEnds);
+    void this.exchange(quota, quota.next, this.sliceFor(quota, quota.next));
   }
 
   /** Move to the window `now` falls in; a minute's unused quota goes back to the day. */
@@ -296,7 +287,6 @@ export class RedisLimiter implements SharedLimiter {
     quota.next = null;
     if (next && next.ends === ends) {
       quota.current = next;
-      next.grantedAt = now;
     } else {
       if (next) this.handBackDay(quota, next);
       quota.current = new MinuteQuota(ends, quota.dayEnds);
@@ -367,7 +357,6 @@ export class RedisLimiter implements SharedLimiter {
     } else {
       minute.lease += reply.granted;
       minute.lastGrant = reply.granted;
-      if (reply.granted > 0) minute.grantedAt = now;
       minute.count = reply.minuteCount;
       const dayFree = quota.spec.perDay === null ? Infinity : quota.spec.perDay - reply.dayCount;
       if (sameDay) {
@@ -375,9 +364,13 @@ export class RedisLimiter implements SharedLimiter {
         quota.dayExhausted = dayFree <= 0;
       }
       minute.free = Math.min(quota.spec.perMinute - reply.minuteCount, dayFree);
-      // Spent: refuse once the lease is used up, and ask again only every RECHECK_MS.
+      // Spent: refuse once the lease is used up, ask the others for what they hold unused, and ask Redis again every RECHECK_MS.
       if (minute.free > 0) minute.exhaustedAt = null;
       else if (want > 0 || minute.exhaustedAt === null) minute.exhaustedAt = now;
+      if (minute.free <= 0 && reply.granted < want && now - minute.askedAt >= RECHECK_MS) {
+        minute.askedAt = now;
+        this.link.client.publish(this.link.key(STARVED_CHANNEL), `${minute.ends}:${quota.keyId}`).catch(() => {});
+      }
     }
     this.roll(quota, now);
     while (quota.waiters.length > 0) {
@@ -387,24 +380,29 @@ export class RedisLimiter implements SharedLimiter {
     }
   }
 
-  /** Four times a second: hand back aged and idle quota, charge what is owed, forget keys long unused. */
+  /** A node found a window spent: hand back what this node holds of it unused, but one request's worth. */
+  private onStarved(message: string): void {
+    const split = message.indexOf(':');
+    const ends = Number(message.slice(0, split));
+    const quota = this.quotas.get(message.slice(split + 1));
+    if (!quota || this.link.state !== 'ready') return;
+    for (const minute of [quota.current, quota.next]) {
+      if (!minute || minute.ends !== ends || minute.lease <= 1) continue;
+      this.handBack(quota, minute, 1);
+      void this.exchange(quota, minute, 0);
+    }
+  }
+
+  /** Twice a second: charge what is owed (credit, quota handed back), forget keys long unused. */
   private sweep(now: number): void {
     for (const [keyId, quota] of this.quotas) {
       this.roll(quota, now);
-      const idle = now - quota.lastUsedAt;
-      const usable = this.link.state === 'ready' && now >= quota.failedUntil;
-      if (usable && idle >= IDLE_MS) {
-        this.handBack(quota, quota.current);
-        if (quota.next) this.handBack(quota, quota.next);
-      } else if (usable && now - quota.current.grantedAt >= SLICE_LIFE_MS) {
-        this.handBack(quota, quota.current, RESERVE);
-      }
-      const settled = !quota.current.exchanging && quota.current.owed === 0 && quota.owedDay === 0 && quota.waiters.length === 0 && quota.current.lease === 0 && (quota.next === null || (quota.next.lease === 0 && !quota.next.exchanging && quota.next.owed === 0));
-      if (idle >= FORGET_MS && settled) {
+      const settled = !quota.current.exchanging && quota.current.owed === 0 && quota.owedDay === 0 && quota.waiters.length === 0 && quota.current.lease === 0 && quota.next === null;
+      if (now - quota.lastUsedAt >= FORGET_MS && settled) {
         this.quotas.delete(keyId);
         continue;
       }
-      if (!usable) continue;
+      if (this.link.state !== 'ready' || now < quota.failedUntil) continue;
       void this.exchange(quota, quota.current, 0);
       if (quota.next) void this.exchange(quota, quota.next, 0);
     }
