@@ -63,7 +63,7 @@ async function limiterFigures(): Promise<Record<string, string>> {
   const memory = new MemoryLimiter(time);
   const links = [0, 1, 2].map(() => new RedisLink({ url: URL, prefix: PREFIX, logger }));
   await Promise.all(links.map((link) => link.whenReady(3000)));
-  const shared = links.map((link) => new RedisLimiter(link, time, { nodes: () => 3 }));
+  const shared = links.map((link) => new RedisLimiter(link, time, { nodes: () => 3, logger }));
   const rows: Record<string, string> = {};
   try {
     const hot = () => 'hot';

@@ -3,7 +3,7 @@ import type { Clock } from '../../src/domain/clock.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import type { LimitDecision, LimitSpec } from '../../src/access/limiter/limiter.js';
 import { RedisLimiter } from '../../src/access/limiter/redis.js';
-import { openLink } from '../support/redis.js';
+import { openLink, silent } from '../support/redis.js';
 
 export const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -46,7 +46,7 @@ export interface Cluster {
 export async function cluster(url: string, prefix: string, size: number, clock = new TestClock(), nodes = () => size, waitForRedis = true): Promise<Cluster> {
   const time = new ZoneTime('Asia/Tehran', clock);
   const links = Array.from({ length: size }, () => openLink(url, prefix));
-  const limiters = links.map((link) => new RedisLimiter(link, time, { nodes, clock }));
+  const limiters = links.map((link) => new RedisLimiter(link, time, { nodes, clock, logger: silent }));
   if (waitForRedis) await Promise.all(links.map((link) => link.whenReady(3000)));
   else await Promise.all(links.map((link) => link.settled()));
   return {

@@ -1,5 +1,6 @@
 import type { RedisLink } from '../../bus/link.js';
 import { systemClock, type Clock } from '../../domain/clock.js';
+import type { Logger } from '../../log.js';
 import type { DayClock, LimitDecision, LimitSpec, SharedLimiter } from './limiter.js';
 import { decide } from './memory.js';
 import { takeQuota, type TakeReply } from './quota-script.js';
@@ -40,7 +41,8 @@ class MinuteQuota {
   exhaustedAt: number | null = null;
   /** When this node last asked the others for their unused quota of this window. */
   askedAt = 0;
-  exchanging = false;
+  /** The exchange under way for this window, if any. */
+  exchanging: Promise<void> | null = null;
 
   constructor(
     readonly ends: number,
@@ -83,6 +85,7 @@ const minuteEnd = (now: number): number => now - (now % MINUTE_MS) + MINUTE_MS;
 export interface RedisLimiterOptions {
   /** How many nodes are live (the node registry's count): sizes the credit and the share. */
   nodes: () => number;
+  logger: Logger;
   clock?: Clock;
 }
 
@@ -115,6 +118,7 @@ export class RedisLimiter implements SharedLimiter {
   private readonly quotas = new Map<string, KeyQuota>();
   private readonly nodes: () => number;
   private readonly clock: Clock;
+  private readonly logger: Logger;
   private readonly sweeper: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
 
@@ -124,6 +128,7 @@ export class RedisLimiter implements SharedLimiter {
     options: RedisLimiterOptions,
   ) {
     this.nodes = () => Math.max(1, options.nodes());
+    this.logger = options.logger;
     this.clock = options.clock ?? systemClock;
     this.sweeper = setInterval(() => this.sweep(this.clock.now()), SWEEP_MS);
     this.sweeper.unref();
@@ -153,13 +158,14 @@ export class RedisLimiter implements SharedLimiter {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.unsubscribe();
+    await Promise.all([...this.quotas.values()].flatMap((quota) => [quota.current.exchanging, quota.next?.exchanging]));
     if (this.link.state !== 'ready') return;
     const now = this.clock.now();
-    const pending: Promise<unknown>[] = [];
+    const pending: Promise<void>[] = [];
     for (const quota of this.quotas.values()) {
       this.roll(quota, now);
       for (const minute of [quota.current, quota.next]) {
-        if (!minute || minute.exchanging) continue;
+        if (!minute) continue;
         this.handBack(quota, minute);
         pending.push(this.exchange(quota, minute, 0));
       }
@@ -299,14 +305,14 @@ export class RedisLimiter implements SharedLimiter {
     minute.lease = 0;
   }
 
-  /** One exchange with Redis for a window: settle what is owed, take `want` more. Never rejects. */
-  private async exchange(quota: KeyQuota, minute: MinuteQuota, want: number): Promise<void> {
-    if (minute.exchanging) return;
+  /** One exchange with Redis for a window: settle what is owed, take `want` more. Never rejects; resolves once settled. */
+  private exchange(quota: KeyQuota, minute: MinuteQuota, want: number): Promise<void> {
+    if (minute.exchanging) return minute.exchanging;
     const sameDay = minute.dayEnds === quota.dayEnds;
     const { spec } = quota;
     const minuteDelta = minute.owed;
     const dayDelta = sameDay && spec.perDay !== null ? quota.owedDay : 0;
-    if (want <= 0 && minuteDelta === 0 && dayDelta === 0) return;
+    if (want <= 0 && minuteDelta === 0 && dayDelta === 0) return Promise.resolve();
     const now = this.clock.now();
     minute.owed = 0;
     minute.inflight = minuteDelta;
@@ -314,36 +320,40 @@ export class RedisLimiter implements SharedLimiter {
       quota.owedDay -= dayDelta;
       quota.inflightDay += dayDelta;
     }
-    minute.exchanging = true;
     const elapsed = now - quota.recentSince;
     if (elapsed >= 100) {
       quota.rate = quota.recent / elapsed;
       quota.recent = 0;
       quota.recentSince = now;
     }
-    let reply: TakeReply | null = null;
-    try {
-      reply = await takeQuota(this.link.client, {
-        minuteKey: this.link.key(`rl:${quota.keyId}:m:${minute.ends}`),
-        dayKey: spec.perDay === null ? null : this.link.key(`rl:${quota.keyId}:d:${minute.dayEnds}`),
-        perMinute: spec.perMinute,
-        perDay: spec.perDay,
-        minuteDelta,
-        dayDelta,
-        want,
-        minuteTtlMs: minute.ends - now + MINUTE_MS,
-        dayTtlMs: minute.dayEnds - now + MINUTE_MS,
+    const settled = takeQuota(this.link.client, {
+      minuteKey: this.link.key(`rl:${quota.keyId}:m:${minute.ends}`),
+      dayKey: spec.perDay === null ? null : this.link.key(`rl:${quota.keyId}:d:${minute.dayEnds}`),
+      perMinute: spec.perMinute,
+      perDay: spec.perDay,
+      minuteDelta,
+      dayDelta,
+      want,
+      minuteTtlMs: minute.ends - now + MINUTE_MS,
+      dayTtlMs: minute.dayEnds - now + MINUTE_MS,
+    })
+      .then(
+        (reply) => this.settle(quota, minute, want, minuteDelta, dayDelta, reply),
+        () => this.settle(quota, minute, want, minuteDelta, dayDelta, null),
+      )
+      // A fault of ours in settling must not end the process: it is logged and this key retries.
+      .catch((error: unknown) => {
+        minute.exchanging = null;
+        this.logger.error({ part: 'limiter', err: error }, 'settling a quota exchange failed');
       });
-    } catch {
-      reply = null;
-    }
-    this.settle(quota, minute, want, minuteDelta, dayDelta, reply);
+    minute.exchanging = settled;
+    return settled;
   }
 
   private settle(quota: KeyQuota, minute: MinuteQuota, want: number, minuteDelta: number, dayDelta: number, reply: TakeReply | null): void {
     const now = this.clock.now();
     const sameDay = minute.dayEnds === quota.dayEnds;
-    minute.exchanging = false;
+    minute.exchanging = null;
     minute.inflight = 0;
     if (sameDay) quota.inflightDay -= dayDelta;
     if (reply === null) {
