@@ -6,10 +6,14 @@ import { decide } from './memory.js';
 import { takeQuota, type TakeReply } from './quota-script.js';
 
 const MINUTE_MS = 60_000;
-/** A node told that a window is spent asks again this often: the others hand quota back when told. */
-const RECHECK_MS = 250;
-/** The channel on which a node with a spent window asks the others for their unused quota. */
+/** A node told that a window is spent asks again this often: quota handed back may have come free. */
+const RECHECK_MS = 500;
+/**
+ * The channel on which a node that finds a window spent asks the others for
+ * what they hold of it unused; once per window, again after STARVED_REPEAT_MS.
+ */
 const STARVED_CHANNEL = 'rl:starved';
+const STARVED_REPEAT_MS = 5000;
 /** After a failed exchange the key limits to this node's share for this long, then tries Redis again. */
 const FAILED_BACKOFF_MS = 1000;
 /** A busy key takes its quota for the next minute this close to the end of the current one. */
@@ -39,8 +43,8 @@ class MinuteQuota {
   local = 0;
   /** When Redis said nothing is left (epoch ms); null while quota may remain. */
   exhaustedAt: number | null = null;
-  /** When this node last asked the others for their unused quota of this window. */
-  askedAt = 0;
+  /** When this node last asked the others for their unused quota of this window; null before it did. */
+  askedAt: number | null = null;
   /** The exchange under way for this window, if any. */
   exchanging: Promise<void> | null = null;
 
@@ -93,14 +97,16 @@ export interface RedisLimiterOptions {
  * Per-key minute and day windows shared by every node through Redis, without a
  * Redis round trip on the request path.
  *
- * Quota leases: a node takes a slice of a key's remaining quota from Redis (one
+ * Quota slices: a node takes a slice of a key's remaining quota from Redis (one
  * atomic script that counts it as handed out, in both windows) and admits from
- * it locally; it asks for the next slice in the background when half of the
- * last one is used, and for the next minute's slice in the last two seconds of
- * the current one. A slice is about two seconds of the node's own traffic, and
- * never more than half of a fair share of what is left, so slices shrink
- * towards the end of a window and its tail is exact; quota a node stops using
- * goes back after two seconds.
+ * it locally. A slice is half of a fair share of what is left (left ÷ 2 ×
+ * nodes), so a quiet key costs about one exchange per node and minute, and the
+ * last requests of a window are handed out one at a time. The next slice is
+ * taken in the background when half of the last one is used; a busy key takes
+ * the next minute's first slice in the last two seconds of the current one.
+ * A node that finds a window spent says so on a channel, and every node hands
+ * back what it holds of that window unused (but one request's worth), so quota
+ * left on a node whose traffic went elsewhere is not lost.
  *
  * Credit: a key this node holds no quota for (first sight, or a slice used up
  * before the next arrived) is admitted on credit, at most max(1, 1 % of the
@@ -111,8 +117,10 @@ export interface RedisLimiterOptions {
  *
  * Redis unreachable (or an exchange failing): each node admits up to its share
  * (limit ÷ live nodes, by the last known count) per window, and charges those
- * admissions to Redis when it is back. rate-limiter-flexible and similar
- * libraries make one Redis call per request, which is why this is our own.
+ * admissions to Redis when it is back. rate-limiter-flexible makes one Redis
+ * call per request (its in-memory parts only block keys already over the limit,
+ * or stand in while Redis is down), which the request path cannot afford: hence
+ * this one.
  */
 export class RedisLimiter implements SharedLimiter {
   private readonly quotas = new Map<string, KeyQuota>();
@@ -366,7 +374,7 @@ export class RedisLimiter implements SharedLimiter {
       if (sameDay && quota.spec.perDay !== null) quota.owedDay -= reply.granted;
     } else {
       minute.lease += reply.granted;
-      minute.lastGrant = reply.granted;
+      if (want > 0) minute.lastGrant = reply.granted;
       minute.count = reply.minuteCount;
       const dayFree = quota.spec.perDay === null ? Infinity : quota.spec.perDay - reply.dayCount;
       if (sameDay) {
@@ -377,7 +385,7 @@ export class RedisLimiter implements SharedLimiter {
       // Spent: refuse once the lease is used up, ask the others for what they hold unused, and ask Redis again every RECHECK_MS.
       if (minute.free > 0) minute.exhaustedAt = null;
       else if (want > 0 || minute.exhaustedAt === null) minute.exhaustedAt = now;
-      if (minute.free <= 0 && reply.granted < want && now - minute.askedAt >= RECHECK_MS) {
+      if (minute.free <= 0 && reply.granted < want && (minute.askedAt === null || now - minute.askedAt >= STARVED_REPEAT_MS)) {
         minute.askedAt = now;
         this.link.client.publish(this.link.key(STARVED_CHANNEL), `${minute.ends}:${quota.keyId}`).catch(() => {});
       }
