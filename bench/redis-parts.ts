@@ -6,7 +6,9 @@
  *    Redis limiter (three nodes in this process, each with its own connection),
  *    in ns per call, for one hot key and for 10,000 keys in turn.
  * 2. Snapshot fan-out: the full catalogue published by a leader and received by
- *    another node (own connection): publish-to-receive latency, p50 and p99.
+ *    another node (own connection, same process, so the receiver's decoding
+ *    shares the leader's event loop): publish-to-receive latency, p50 and p99,
+ *    with the encoding and decoding shares measured alone.
  *
  * Redis: `NERKH_BENCH_REDIS_URL` (default redis://127.0.0.1:6379); every key
  * under a random prefix, removed at the end.
@@ -22,7 +24,7 @@ import { RedisLimiter } from '../src/access/limiter/redis.js';
 import { RedisLink } from '../src/bus/link.js';
 import { RedisSnapshotBus } from '../src/bus/redis.js';
 import { RedisLeaderLease } from '../src/bus/redis-lease.js';
-import { encodeSnapshot } from '../src/bus/wire.js';
+import { decodeSnapshot, encodeSnapshot, withVersion } from '../src/bus/wire.js';
 import { loadCatalogue } from '../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../src/config.js';
 import { ZoneTime } from '../src/domain/time.js';
@@ -114,6 +116,16 @@ async function busFigures(): Promise<Record<string, string>> {
     follower.subscribe((shared) => arrived.set(shared.snapshot.version, process.hrtime.bigint()));
     const shared = { snapshot: engine.current(), health: [], lastKnown: engine.knownValues(), leader: 'bench-leader' };
     const bytes = encodeSnapshot(shared).length;
+    const encodeMs: number[] = [];
+    const decodeMs: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      let started = process.hrtime.bigint();
+      const message = withVersion(i + 1, encodeSnapshot(shared));
+      encodeMs.push(Number(process.hrtime.bigint() - started) / 1e6);
+      started = process.hrtime.bigint();
+      decodeSnapshot(message, time, null);
+      decodeMs.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
     for (let i = 0; i < PUBLISHES; i++) {
       const started = process.hrtime.bigint();
       const published = await leader.publish(shared);
@@ -129,6 +141,8 @@ async function busFigures(): Promise<Record<string, string>> {
     }
     return {
       'snapshot message': `${engine.current().rates.size} rates, ${(bytes / 1024).toFixed(0)} KB`,
+      'encode (leader)': percentiles(encodeMs),
+      'decode and re-prepare every rate (receiver)': percentiles(decodeMs),
       'publish (fenced script, leader side)': `${percentiles(publishMs)}`,
       'publish → receive (parsed and re-prepared)': `${percentiles(latencies)} (${latencies.length} of ${PUBLISHES} received)`,
       'load average while measuring': loadavg().map((n) => n.toFixed(1)).join(' '),

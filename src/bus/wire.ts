@@ -81,7 +81,10 @@ export function decodeSnapshot(message: string, time: RateTime, previous: Shared
   }
   checkShape(wire);
   const rates = new Map<string, PreparedRate>();
-  for (const rate of wire.rates) rates.set(rate.key, prepareRate(rate, time, previous?.snapshot.rates.get(rate.key)));
+  for (const rate of wire.rates) {
+    const before = previous?.snapshot.rates.get(rate.key);
+    rates.set(rate.key, before && sameRate(before.rate, rate) ? before : prepareRate(rate, time, before));
+  }
   const lastKnown = new Map<string, KnownValue>();
   for (const [key, raw, updatedAt, source] of wire.last_known) lastKnown.set(key, { value: { raw, value: Number(raw), updatedAt }, source });
   return {
@@ -90,6 +93,20 @@ export function decodeSnapshot(message: string, time: RateTime, previous: Shared
     lastKnown,
     leader: wire.leader,
   };
+}
+
+/** A rate unchanged field for field serialises to the same bytes: its prepared form is kept without serialising again. */
+function sameRate(a: Rate, b: Rate): boolean {
+  return (
+    a.value === b.value &&
+    a.updated_at === b.updated_at &&
+    a.status === b.status &&
+    a.source === b.source &&
+    a.stale_seconds === b.stale_seconds &&
+    a.title === b.title &&
+    a.unit === b.unit &&
+    a.source_key === b.source_key
+  );
 }
 
 /** The fields every later step relies on; the message comes from our own leader, so this guards against versions, not attackers. */
