@@ -8,10 +8,7 @@ import { takeQuota, type TakeReply } from './quota-script.js';
 const MINUTE_MS = 60_000;
 /** A node told that a window is spent asks again this often: quota handed back may have come free. */
 const RECHECK_MS = 500;
-/**
- * The channel on which a node that finds a window spent asks the others for
- * what they hold of it unused; once per window, again after STARVED_REPEAT_MS.
- */
+/** The channel on which a node that finds a window spent asks the others for what they hold of it unused. */
 const STARVED_CHANNEL = 'rl:starved';
 const STARVED_REPEAT_MS = 5000;
 /** After a failed exchange the key limits to this node's share for this long, then tries Redis again. */
@@ -45,6 +42,8 @@ class MinuteQuota {
   exhaustedAt: number | null = null;
   /** When this node last asked the others for their unused quota of this window; null before it did. */
   askedAt: number | null = null;
+  /** Whether it was granted quota since: then quota is moving between nodes, and asking again is worth it. */
+  grantedSinceAsked = false;
   /** The exchange under way for this window, if any. */
   exchanging: Promise<void> | null = null;
 
@@ -385,8 +384,10 @@ export class RedisLimiter implements SharedLimiter {
       // Spent: refuse once the lease is used up, ask the others for what they hold unused, and ask Redis again every RECHECK_MS.
       if (minute.free > 0) minute.exhaustedAt = null;
       else if (want > 0 || minute.exhaustedAt === null) minute.exhaustedAt = now;
-      if (minute.free <= 0 && reply.granted < want && (minute.askedAt === null || now - minute.askedAt >= STARVED_REPEAT_MS)) {
+      if (reply.granted > 0) minute.grantedSinceAsked = true;
+      if (minute.free <= 0 && reply.granted < want && this.mayAsk(minute, now)) {
         minute.askedAt = now;
+        minute.grantedSinceAsked = false;
         this.link.client.publish(this.link.key(STARVED_CHANNEL), `${minute.ends}:${quota.keyId}`).catch(() => {});
       }
     }
@@ -396,6 +397,17 @@ export class RedisLimiter implements SharedLimiter {
       if (!decision) break;
       quota.waiters.shift()!(decision);
     }
+  }
+
+  /**
+   * Ask the others once per spent window; again only once quota has come back
+   * to this node since (it is moving between nodes, so some may sit elsewhere),
+   * or after a while. A key hammered past its limit thus costs no notices.
+   */
+  private mayAsk(minute: MinuteQuota, now: number): boolean {
+    if (minute.askedAt === null) return true;
+    const since = now - minute.askedAt;
+    return since >= STARVED_REPEAT_MS || (minute.grantedSinceAsked && since >= RECHECK_MS);
   }
 
   /** A node found a window spent: hand back what this node holds of it unused, but one request's worth. */
