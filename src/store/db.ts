@@ -45,7 +45,9 @@ export function connect(options: StoreOptions): Connection {
 
 export async function migrate(connection: Connection): Promise<void> {
   if (connection.schema) await sql.raw(`create schema if not exists ${connection.schema}`).execute(connection.db);
-  const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect) });
+  // The schema is named: unnamed, Kysely takes its bookkeeping tables in *any* schema of the database as
+  // its own (another test run's, or a leftover one), and the migration fails.
+  const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect), migrationTableSchema: connection.schema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
