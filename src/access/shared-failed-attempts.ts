@@ -1,4 +1,5 @@
 import type { RedisLink } from '../bus/link.js';
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { FailedKeyThrottle } from './failed-attempts.js';
 
 const MINUTE_MS = 60_000;
@@ -34,7 +35,7 @@ export class SharedFailedAttempts implements FailedKeyThrottle {
   constructor(
     private readonly link: RedisLink,
     private readonly perMinute = 30,
-    private readonly clock: { now(): number } = { now: () => Date.now() },
+    private readonly clock: Clock = systemClock,
   ) {}
 
   record(address: string, now: number): number {
