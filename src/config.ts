@@ -58,6 +58,8 @@ export interface AppConfig {
   dataDir: string;
   databaseUrl: string | null;
   redisUrl: string | null;
+  /** Namespaces every Redis key and channel (`NERKH_REDIS_PREFIX`), so several deployments can share one Redis. */
+  redisPrefix: string;
   logLevel: string;
   /** The config file read, or null for the built-in demo setup. */
   configPath: string | null;
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir,
     databaseUrl: env.NERKH_DATABASE_URL || null,
     redisUrl: env.NERKH_REDIS_URL || null,
+    redisPrefix: envPattern(env, 'NERKH_REDIS_PREFIX', 'nerkh:', /^[A-Za-z0-9_.:{}-]{1,64}$/, 'up to 64 letters, digits or _ . : { } -'),
     logLevel: envChoice(env, 'NERKH_LOG_LEVEL', 'info', LOG_LEVELS),
     configPath,
     demo: !file.sources,
@@ -185,6 +188,13 @@ function envInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`environment: ${name}: expected an integer from ${min} to ${max}, got "${raw}"`);
   return value;
+}
+
+function envPattern(env: NodeJS.ProcessEnv, name: string, fallback: string, pattern: RegExp, expected: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!pattern.test(raw)) throw new ConfigError(`environment: ${name}: expected ${expected}, got "${raw}"`);
+  return raw;
 }
 
 function envChoice(env: NodeJS.ProcessEnv, name: string, fallback: string, choices: string[]): string {

@@ -2,13 +2,13 @@ import type { Service } from '../domain/plan.js';
 import { ApiError } from '../domain/errors.js';
 import { checkOrigin, checkService, identify } from './authenticate.js';
 import type { AccessDirectory, KeyAccess } from './directory.js';
-import type { FailedAttempts } from './failed-attempts.js';
+import type { FailedKeyThrottle } from './failed-attempts.js';
 import { appendRateLimitHeaders, type Limiter } from './limiter/limiter.js';
 
 export interface Gatekeepers {
   directory: AccessDirectory;
   limiter: Limiter;
-  failedAttempts: FailedAttempts;
+  failedAttempts: FailedKeyThrottle;
 }
 
 /**

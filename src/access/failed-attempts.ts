@@ -1,10 +1,16 @@
+/** Counts failed-key (401) answers per client address; past the allowance, failing requests get 429. */
+export interface FailedKeyThrottle {
+  /** Count one failure; returns the seconds to wait when the address is over its allowance, else 0. */
+  record(address: string, now: number): number;
+}
+
 /**
  * Throttles guessing: 401s are counted per client address in a fixed minute
  * window, and past the threshold further *failing* requests from that address
  * get 429 instead. Requests with a valid key never consult this, so a shop's
  * good key keeps working behind the same NAT as a misconfigured board.
  */
-export class FailedAttempts {
+export class FailedAttempts implements FailedKeyThrottle {
   private readonly windows = new Map<string, { endsAt: number; count: number }>();
   private nextSweep = 0;
 

@@ -1,9 +1,8 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { fnv1a } from '../domain/hash.js';
-import { serialiseLegacyEntry, serialiseRate } from '../domain/rate.js';
 import { countBands, resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SourceMonitor } from '../sources/monitor.js';
+import { prepareRate } from './prepare.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
 
 const TICK_MS = 1000;
@@ -38,6 +37,22 @@ export class RatesEngine {
 
   current(): Snapshot {
     return this.snapshot;
+  }
+
+  /** The last value served per reference (the stale fallback), for the bus to hand to a successor. */
+  knownValues(): ReadonlyMap<string, KnownValue> {
+    return this.lastKnown;
+  }
+
+  /**
+   * Continue from another engine's stale-fallback memory (a new ingest leader
+   * takes the old one's), keeping any value of its own that is newer.
+   */
+  adoptKnownValues(known: ReadonlyMap<string, KnownValue>): void {
+    for (const [key, value] of known) {
+      const own = this.lastKnown.get(key);
+      if (!own || own.value.updatedAt < value.value.updatedAt) this.lastKnown.set(key, value);
+    }
   }
 
   onSnapshot(listener: (snapshot: Snapshot) => void): void {
@@ -94,7 +109,6 @@ export class RatesEngine {
     const counts = { ok: 0, stale: 0, unavailable: 0 };
     let changed = previous.rates.size !== this.catalogue.size;
     let lastUpdate: number | null = null;
-    const format = (ms: number) => this.time.format(ms);
 
     this.catalogue.references.forEach((reference, index) => {
       const rate = resolveRate(reference, ordered[index]!, now, this.lastKnown.get(reference.key));
@@ -104,14 +118,10 @@ export class RatesEngine {
         if (lastUpdate === null || rate.updated_at > lastUpdate) lastUpdate = rate.updated_at;
         if (rate.status === 'ok') nextExpiry = Math.min(nextExpiry, rate.updated_at + maxAge.get(rate.source)! + 1);
       }
-      const json = serialiseRate(rate, format);
       const old = previous.rates.get(reference.key);
-      if (old && old.json === json) {
-        rates.set(reference.key, old);
-      } else {
-        changed = true;
-        rates.set(reference.key, { rate, json, legacy: serialiseLegacyEntry(rate, this.time), hash: fnv1a(json) });
-      }
+      const prepared = prepareRate(rate, this.time, old);
+      if (prepared !== old) changed = true;
+      rates.set(reference.key, prepared);
     });
 
     this.nextExpiry = nextExpiry;

@@ -36,6 +36,7 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     dataDir,
     databaseUrl: null,
     redisUrl: null,
+    redisPrefix: 'nerkh:',
     logLevel: 'silent',
     configPath: null,
     demo: false,

@@ -39,6 +39,7 @@ describe('loadConfig defaults', () => {
     assert.equal(config.logLevel, 'info');
     assert.equal(config.databaseUrl, null);
     assert.equal(config.redisUrl, null);
+    assert.equal(config.redisPrefix, 'nerkh:');
     assert.equal(config.dataDir, join(cwd, 'var'));
     assert.equal(config.cataloguePath, BUNDLED_CATALOGUE);
     assert.deepEqual(config.sourcePriority, {});
@@ -57,7 +58,7 @@ describe('loadConfig defaults', () => {
   it('reads the environment', () => {
     const cwd = workdir();
     const config = loadConfig(
-      { NERKH_PORT: '9090', NERKH_HOST: '0.0.0.0', NERKH_DATA_DIR: 'state', NERKH_LOG_LEVEL: 'warn', NERKH_DATABASE_URL: 'postgres://x/y', NERKH_REDIS_URL: 'redis://r' },
+      { NERKH_PORT: '9090', NERKH_HOST: '0.0.0.0', NERKH_DATA_DIR: 'state', NERKH_LOG_LEVEL: 'warn', NERKH_DATABASE_URL: 'postgres://x/y', NERKH_REDIS_URL: 'redis://r', NERKH_REDIS_PREFIX: 'shop-a:' },
       cwd,
     );
     assert.equal(config.port, 9090);
@@ -66,6 +67,7 @@ describe('loadConfig defaults', () => {
     assert.equal(config.logLevel, 'warn');
     assert.equal(config.databaseUrl, 'postgres://x/y');
     assert.equal(config.redisUrl, 'redis://r');
+    assert.equal(config.redisPrefix, 'shop-a:');
     assert.equal(config.sources[0]!.path, join(cwd, 'state', 'demo', 'demo-alpha.json'));
   });
 
@@ -213,5 +215,10 @@ describe('loadConfig errors name the field', () => {
 
   it('an unknown NERKH_LOG_LEVEL', () => {
     rejects(load(undefined, { NERKH_LOG_LEVEL: 'loud' }), 'NERKH_LOG_LEVEL', '"loud"');
+  });
+
+  it('a NERKH_REDIS_PREFIX with characters a key pattern would misread', () => {
+    rejects(load(undefined, { NERKH_REDIS_PREFIX: 'nerkh*' }), 'NERKH_REDIS_PREFIX', '"nerkh*"');
+    rejects(load(undefined, { NERKH_REDIS_PREFIX: 'a b' }), 'NERKH_REDIS_PREFIX');
   });
 });

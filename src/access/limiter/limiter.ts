@@ -26,6 +26,18 @@ export interface Limiter {
   consume(keyId: string, spec: LimitSpec, now: number): LimitDecision;
 }
 
+/**
+ * A limiter shared by several nodes (the Redis one). It answers at once for a
+ * key it holds quota or credit for — the steady state of every busy key — and
+ * only otherwise after one Redis round trip, so callers must accept either.
+ * `MemoryLimiter` satisfies this too (it always answers at once).
+ */
+export interface SharedLimiter {
+  consume(keyId: string, spec: LimitSpec, now: number): LimitDecision | Promise<LimitDecision>;
+  /** False while the shared counters are out of reach and each node limits to its share. */
+  readonly healthy: boolean;
+}
+
 /** Window boundaries: the minute is plain arithmetic, the day follows the zone's midnight. */
 export interface DayClock {
   /** Epoch ms of the next midnight in the zone after `now`. */

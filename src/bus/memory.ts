@@ -1,0 +1,38 @@
+import type { SharedSnapshot, SnapshotBus } from './snapshot-bus.js';
+import { deliver } from './snapshot-bus.js';
+
+/**
+ * The embedded bus: one process is its own leader and only subscriber, so a
+ * publish is a hand-over in memory.
+ */
+export class MemorySnapshotBus implements SnapshotBus {
+  private current: SharedSnapshot | null = null;
+  private readonly listeners = new Set<(shared: SharedSnapshot) => void>();
+  readonly healthy = true;
+
+  /** `onListenerError` hears of a listener that threw (the others still get the snapshot). */
+  constructor(private readonly onListenerError: (error: unknown) => void) {}
+
+  async start(): Promise<void> {}
+
+  async publish(shared: SharedSnapshot): Promise<SharedSnapshot> {
+    const version = (this.current?.snapshot.version ?? 0) + 1;
+    const delivered = { ...shared, snapshot: { ...shared.snapshot, version } };
+    this.current = delivered;
+    deliver(this.listeners, delivered, this.onListenerError);
+    return delivered;
+  }
+
+  latest(): SharedSnapshot | null {
+    return this.current;
+  }
+
+  subscribe(listener: (shared: SharedSnapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+}
