@@ -26,7 +26,7 @@ const KEYS = 'usd_free,coin_emami,gold_18k';
 /** A config with two file sources holding a few well-known references. */
 function writeConfig(dir: string): string {
   mkdirSync(join(dir, 'feeds'), { recursive: true });
-  const items = { ir_fx_free_usd: 1_103_120_725, ir_coin_emami: 1_100_000_000, ir_gold_18k_gram: 106_100_000 };
+  const items = { ir_fx_free_usd: 1_103_125, ir_coin_emami: 1_100_000_000, ir_gold_18k_gram: 106_100_000 };
   writeSource(join(dir, 'feeds', 'alpha.json'), items);
   writeSource(join(dir, 'feeds', 'beta.json'), items);
   const path = join(dir, 'nerkh.config.json');
@@ -197,7 +197,7 @@ describe('PostgreSQL goes away under a running server', { skip: POSTGRES_URL ? f
     assert.equal(body.endpoints.find((e) => e.name === 'usage')?.state, 'degraded');
     const detail = await traffic.probe(`/v1/rates/${KEYS}`);
     assert.equal(detail.status, 200, 'rates are still served from memory');
-    assert.equal((detail.json as { rates: { value: number }[] }).rates[0]!.value, 1_103_120_725);
+    assert.equal((detail.json as { rates: { value: number }[] }).rates[0]!.value, 1_103_125);
     assert.equal(await metric(server.base, 'nerkh_store_up'), 0);
     assert.ok((await metric(server.base, 'nerkh_usage_pending_requests')) > 0, 'usage is buffered while the store is away');
     await sleep(Math.max(0, 10_000 - (Date.now() - outageStarted)));

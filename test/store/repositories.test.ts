@@ -114,7 +114,7 @@ for (const dialect of DIALECTS) {
           try {
             const fresh = await openFresh(dialect.databaseUrl);
             try {
-              assert.deepEqual(await migrationNames(fresh.store), ['001_accounts_and_keys', '002_usage']);
+              assert.deepEqual(await migrationNames(fresh.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches']);
             } finally {
               await fresh.close();
             }

@@ -1,6 +1,8 @@
 import { mkdtempSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Catalogue } from '../../src/catalogue/catalogue.js';
+import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE, type AppConfig } from '../../src/config.js';
 import type { SourceConfig } from '../../src/sources/monitor.js';
 
@@ -63,4 +65,17 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 500
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * The bundled catalogue with its sanity bands taken off: for tests about
+ * failover, digits and the wire, whose toy values (1001, 18 digits) are not
+ * plausible prices. The bands have tests of their own.
+ */
+export function catalogueWithoutBands(): Catalogue {
+  const bundled = loadCatalogue(BUNDLED_CATALOGUE);
+  return new Catalogue(
+    bundled.references.map((reference) => ({ ...reference, min: null, max: null })),
+    [...bundled.popular],
+  );
 }

@@ -268,7 +268,7 @@ describe('catalogue validation', () => {
     rejects(folder({ 'a.json': [entry('usd', { min: 0 })] }), 'a.json entry 0 (usd)', 'min must be a positive finite number');
     rejects(folder({ 'a.json': [entry('usd', { max: -5 })] }), 'max must be a positive finite number');
     rejects(folder({ 'a.json': [entry('usd', { max: '100' })] }), 'max must be a positive finite number');
-    rejects(folder({ 'a.json': '[{"key":"usd","title":"t","title_en":"t","description":"d","unit":"u","category":"currency","source_key":"s","aliases":[],"status":"active","max":1e999}]' }), 'max must be a positive finite number');
+    rejects(folder({ 'a.json': '[{"key":"usd","title":"t","title_en":"t","description":"d","unit":"u","currency":"IRR","per":"unit","category":"currency","source_key":"s","aliases":[],"status":"active","max":1e999}]' }), 'max must be a positive finite number');
   });
 
   it('rejects a band whose min is not below its max', () => {

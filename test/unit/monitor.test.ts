@@ -3,14 +3,12 @@ import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Catalogue } from '../../src/catalogue/catalogue.js';
-import { loadCatalogue } from '../../src/catalogue/load.js';
-import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { RatesEngine } from '../../src/live/engine.js';
 import { FileSourceReader } from '../../src/sources/file.js';
 import { SourceMonitor, type SourceConfig } from '../../src/sources/monitor.js';
 import { SourceFormatError } from '../../src/sources/parse.js';
-import { eventually, fileSources, tempDir, writeRaw, writeSource } from '../support/env.js';
+import { catalogueWithoutBands, eventually, fileSources, tempDir, writeRaw, writeSource } from '../support/env.js';
 
 const root = tempDir('nerkh-monitor-');
 let folderCount = 0;
@@ -252,7 +250,7 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
   const running: RatesEngine[] = [];
 
   before(() => {
-    catalogue = loadCatalogue(BUNDLED_CATALOGUE);
+    catalogue = catalogueWithoutBands();
   });
   afterEach(() => {
     for (const engine of running.splice(0)) engine.stop();
