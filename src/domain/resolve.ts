@@ -1,5 +1,5 @@
 import type { Reference } from './reference.js';
-import type { Rate, SourceValue } from './rate.js';
+import type { ResolvedRate, SourceValue } from './rate.js';
 
 /** What the resolver needs to know of one source: nothing about files or HTTP. */
 export interface SourceView {
@@ -31,7 +31,7 @@ export function resolveRate(
   sources: readonly SourceView[],
   now: number,
   lastKnown: KnownValue | undefined,
-): Rate {
+): ResolvedRate {
   const base = { key: reference.key, title: reference.title, unit: reference.unit, source_key: reference.source_key };
 
   for (const source of sources) {

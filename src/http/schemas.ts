@@ -8,6 +8,11 @@ const Timestamp = Type.String({ description: 'ISO 8601 with a numeric UTC offset
 const State = Type.Union([Type.Literal('active'), Type.Literal('degraded'), Type.Literal('down')]);
 const Ok = { success: Type.Literal(true), status: Type.Literal('ok'), generated_at: Timestamp };
 
+/** A market-day number: exact, null when not known (or for a historical value). */
+function DayNumber(description: string) {
+  return Type.Union([Type.Number(), Type.Null()], { description: `${description}; null when not known` });
+}
+
 export const ErrorSchema = Type.Object(
   {
     success: Type.Literal(false),
@@ -43,9 +48,17 @@ export const RateSchema = Type.Object(
     unit: Type.String(),
     source_key: Type.String(),
     updated_at: Type.Union([Timestamp, Type.Null()]),
-    status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable')]),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable'), Type.Literal('historical')], {
+      description: '`historical` for a value read from history (`?at=`)',
+    }),
     source: Type.Union([Type.String(), Type.Null()], { description: 'The source that supplied the value' }),
     stale_seconds: Type.Optional(Type.Integer({ description: 'Age of a stale value in seconds' })),
+    day_open: DayNumber('The first value served today (calendar day in the configured zone)'),
+    day_high: DayNumber('The highest value served today'),
+    day_low: DayNumber('The lowest value served today'),
+    prev_close: DayNumber('The last value served on the previous day'),
+    change: DayNumber('value − prev_close, exactly'),
+    change_percent: DayNumber('change ÷ prev_close × 100, two decimals'),
   },
   { $id: 'Rate', additionalProperties: false },
 );
@@ -135,6 +148,10 @@ export const LegacyEntrySchema = Type.Object(
     unit: Type.String(),
     updated_at: Type.Union([Timestamp, Type.Null()]),
     date_jalali: Type.Union([Type.String({ description: 'Solar Hijri date, YYYY/MM/DD' }), Type.Null()]),
+    change: Type.Union([Type.Number(), Type.Null()], { description: 'value − previous day close, exactly; null when not known' }),
+    change_percent: Type.Union([Type.Number(), Type.Null()], { description: 'change in percent of the previous close, two decimals; null when not known' }),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable')]),
+    stale_seconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Age of a stale value in seconds; null while fresh' }),
   },
   { $id: 'LegacyEntry', additionalProperties: false },
 );

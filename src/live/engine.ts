@@ -1,9 +1,10 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { fnv1a } from '../domain/hash.js';
-import { serialiseLegacyEntry, serialiseRate } from '../domain/rate.js';
+import { serialiseLegacyEntry, serialiseRate, type Rate } from '../domain/rate.js';
 import { resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SourceMonitor } from '../sources/monitor.js';
+import { MarketDays, type DaySeed } from './market-day.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
 
 const TICK_MS = 1000;
@@ -25,6 +26,9 @@ export class RatesEngine {
   private sourcesChanged = true;
   /** The earliest moment a fresh value outlives its source's max age (epoch ms). */
   private nextExpiry = Infinity;
+  /** The next local midnight (epoch ms): the market day rolls over there. */
+  private nextMidnight = Infinity;
+  private readonly days = new MarketDays();
 
   constructor(
     private readonly catalogue: Catalogue,
@@ -38,6 +42,11 @@ export class RatesEngine {
 
   current(): Snapshot {
     return this.snapshot;
+  }
+
+  /** Carry each reference's market day over a restart (from the history store), before `start`. */
+  seedDays(seeds: ReadonlyMap<string, DaySeed>): void {
+    for (const [key, seed] of seeds) this.days.seed(key, seed);
   }
 
   onSnapshot(listener: (snapshot: Snapshot) => void): void {
@@ -71,12 +80,12 @@ export class RatesEngine {
   }
 
   /**
-   * The clock alone changes the snapshot only when a fresh value reaches its max age
-   * or a stale value's age moves; otherwise a tick skips the work (a rebuild stalls
+   * The clock alone changes the snapshot only when a fresh value reaches its max age,
+   * a stale value's age moves or the market day rolls over; otherwise a tick skips the work (a rebuild stalls
    * the event loop for a few milliseconds, which shows in request latency).
    */
   private tick(now = this.time.now()): void {
-    if (this.sourcesChanged || this.snapshot.counts.stale > 0 || now >= this.nextExpiry) this.rebuild(now);
+    if (this.sourcesChanged || this.snapshot.counts.stale > 0 || now >= this.nextExpiry || now >= this.nextMidnight) this.rebuild(now);
   }
 
   /** Resolve every reference now; publish a new snapshot only if some rate changed. */
@@ -92,10 +101,13 @@ export class RatesEngine {
     let changed = previous.rates.size !== this.catalogue.size;
     let lastUpdate: number | null = null;
     const format = (ms: number) => this.time.format(ms);
+    const day = this.time.day(now);
+    this.nextMidnight = this.time.nextMidnight(now);
 
     this.catalogue.references.forEach((reference, index) => {
-      const rate = resolveRate(reference, ordered[index]!, now, this.lastKnown.get(reference.key));
-      counts[rate.status]++;
+      const resolved = resolveRate(reference, ordered[index]!, now, this.lastKnown.get(reference.key));
+      counts[resolved.status]++;
+      const rate: Rate = { ...resolved, ...this.days.fieldsFor(reference.key, resolved.value, day) };
       if (rate.value !== null && rate.source !== null && rate.updated_at !== null) {
         this.lastKnown.set(reference.key, { value: { raw: rate.value, value: Number(rate.value), updatedAt: rate.updated_at }, source: rate.source });
         if (lastUpdate === null || rate.updated_at > lastUpdate) lastUpdate = rate.updated_at;

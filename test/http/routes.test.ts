@@ -169,7 +169,9 @@ for (const dialect of DIALECTS) {
         assert.equal(typeof body.server_time, 'number');
         assert.deepEqual(Object.keys(body).filter((k) => typeof body[k] === 'object'), ['usd_free', 'coin_emami']);
         const usd = body.usd_free as Record<string, unknown>;
-        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'updated_at', 'date_jalali']);
+        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'updated_at', 'date_jalali', 'change', 'change_percent', 'status', 'stale_seconds']);
+        assert.equal(usd.status, 'ok');
+        assert.equal(usd.stale_seconds, null);
         assert.match(String(usd.date_jalali), /^14\d\d\/\d\d\/\d\d$/);
       });
       it("403s for another account's username and for one that does not exist, alike", async () => {
