@@ -10,6 +10,7 @@ import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './domain/errors.js';
 import { operationalRoutes } from './http/routes/operational.js';
+import { historyRoutes } from './http/routes/history.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -97,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(ratesRoutes(deps));
+  await app.register(historyRoutes(deps));
   await app.register(statusRoutes(deps));
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admit } from '../access/admission.js';
 import { appendRateLimitHeaders } from '../access/limiter/limiter.js';
+import type { Service } from '../domain/plan.js';
 import type { AppDeps } from './deps.js';
 
 /**
@@ -12,7 +13,7 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
   app.decorateRequest('failure', null);
 
   app.addHook('onRequest', async (request, reply) => {
-    const service = request.routeOptions.config.service;
+    const service = serviceOf(request);
     if (!service) return;
     admit(deps, service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), ({ access, decision }) => {
       request.access = access;
@@ -25,8 +26,13 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
   app.addHook('onResponse', async (request: FastifyRequest, reply) => {
     const access = request.access;
     if (!access) return;
-    const service = request.routeOptions.config.service!;
+    const service = serviceOf(request)!;
     const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: request.url } : null;
     deps.meter.record(access.account.id, access.id, service, deps.time.now(), failure);
   });
+}
+
+function serviceOf(request: FastifyRequest): Service | undefined {
+  const config = request.routeOptions.config;
+  return config.serviceFor ? config.serviceFor(request.query as Record<string, unknown>) : config.service;
 }

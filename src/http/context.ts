@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The plan service a route belongs to; routes without one need no key. */
     service?: Service;
+    /** For a route whose service depends on its query (detail with `at=` is `history`): admitted and counted as this. */
+    serviceFor?: (query: Record<string, unknown>) => Service;
   }
   interface FastifyRequest {
     /** The authenticated key, set by the access hook on keyed routes. */

@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { CATEGORIES } from '../domain/reference.js';
+import { CATEGORIES, KEY_PATTERN } from '../domain/reference.js';
+import { INTERVALS } from '../history/buckets.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 
 /** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
@@ -180,4 +181,62 @@ export const UsageResponse = Type.Object(
   { $id: 'UsageResponse', additionalProperties: false },
 );
 
-SHARED_SCHEMAS.push(LegacyEntrySchema, WebserviceResponse, UsageResponse);
+export const DetailQuery = Type.Object(
+  {
+    at: Type.Optional(
+      Type.String({
+        description: 'The values as served at this moment (a date-time with offset, or a date: that day\'s close); service `history`',
+        examples: ['2026-11-01T10:00:00+03:30', '2026-11-01'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const HistoryParams = Type.Object({
+  key: Type.String({ pattern: KEY_PATTERN.source, description: 'One reference key or alias', examples: ['usd_free'] }),
+});
+
+const DateInput = (description: string) =>
+  Type.String({ description: `${description}: a date (2026-11-01), a Jalali date (1405-08-10; a year below 1700 is Jalali) or a date-time with an offset`, examples: ['2026-11-01'] });
+
+export const HistoryQuery = Type.Object(
+  {
+    interval: Type.Optional(Type.Unsafe<(typeof INTERVALS)[number]>({ type: 'string', enum: [...INTERVALS], default: '1d', description: `Candle length: ${INTERVALS.join(', ')}` })),
+    from: Type.Optional(DateInput('First candle (default: 30 candles before `to`)')),
+    to: Type.Optional(DateInput('Last candle (default: now); a date includes that whole day')),
+  },
+  { additionalProperties: false },
+);
+
+export const CandleSchema = Type.Object(
+  {
+    t: Timestamp,
+    t_jalali: Type.String({ description: 'Candle start in the Solar Hijri calendar, YYYY/MM/DD HH:MM:SS', examples: ['1405/08/30 14:00:00'] }),
+    open: Type.Number(),
+    high: Type.Number(),
+    low: Type.Number(),
+    close: Type.Number(),
+    points: Type.Integer({ description: 'Values served in the candle (0 for imported daily candles)' }),
+  },
+  { $id: 'Candle', additionalProperties: false },
+);
+
+export const HistoryResponse = Type.Object(
+  {
+    ...Ok,
+    key: Type.String(),
+    title: Type.String(),
+    unit: Type.String(),
+    currency: Type.Union([Type.String(), Type.Null()]),
+    per: Type.Union([Type.String(), Type.Null()]),
+    interval: Type.Union(INTERVALS.map((interval) => Type.Literal(interval))),
+    from: Timestamp,
+    to: Timestamp,
+    count: Type.Integer(),
+    candles: Type.Array(Type.Ref(CandleSchema), { description: 'Oldest first; intervals with no value served are absent' }),
+  },
+  { $id: 'HistoryResponse', additionalProperties: false },
+);
+
+SHARED_SCHEMAS.push(LegacyEntrySchema, WebserviceResponse, UsageResponse, CandleSchema, HistoryResponse);

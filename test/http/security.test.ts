@@ -9,6 +9,8 @@ const ROUTES: { service: string; path: (username: string) => string }[] = [
   { service: 'status', path: () => '/v1/status' },
   { service: 'usage', path: () => '/v1/usage' },
   { service: 'webservice', path: (username) => `/webservice/${username}` },
+  { service: 'history', path: () => '/v1/rates/usd_free/history?interval=1h' },
+  { service: 'history', path: () => `/v1/rates/usd_free,coin_emami?at=${new Date(Date.now() - 86_400_000).toISOString()}` },
 ];
 
 function assertError(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string) {
@@ -46,37 +48,39 @@ for (const dialect of DIALECTS) {
     });
     after(() => harness.close());
 
-    for (const route of ROUTES) {
-      describe(route.service, () => {
+    ROUTES.forEach((route, index) => {
+      // Each route's failing keys come from an address of its own, under the failed-key throttle's 30 a minute.
+      const remoteAddress = `127.0.0.${index + 10}`;
+      describe(`${route.service}: ${route.path('user').split('?')[0]}${route.path('user').includes('?') ? '?…' : ''}`, () => {
         it('works with a good key', async () => {
-          const response = await harness.app.inject({ url: route.path('good-user'), headers: { 'x-api-key': good.key } });
+          const response = await harness.app.inject({ remoteAddress, url: route.path('good-user'), headers: { 'x-api-key': good.key } });
           assert.equal(response.statusCode, 200, response.body);
         });
         it('401 API_KEY_MISSING without a key', async () => {
-          assertError(await harness.app.inject({ url: route.path('good-user') }), 401, 'API_KEY_MISSING');
+          assertError(await harness.app.inject({ remoteAddress, url: route.path('good-user') }), 401, 'API_KEY_MISSING');
         });
         it('401 API_KEY_INVALID for a malformed key', async () => {
-          assertError(await harness.app.inject({ url: route.path('good-user'), headers: { 'x-api-key': "nrk_short'; drop table accounts;--" } }), 401, 'API_KEY_INVALID');
+          assertError(await harness.app.inject({ remoteAddress, url: route.path('good-user'), headers: { 'x-api-key': "nrk_short'; drop table accounts;--" } }), 401, 'API_KEY_INVALID');
         });
         it('401 API_KEY_INVALID for an unknown key', async () => {
-          assertError(await harness.app.inject({ url: route.path('good-user'), headers: { 'x-api-key': 'nrk_' + 'A'.repeat(32) } }), 401, 'API_KEY_INVALID');
+          assertError(await harness.app.inject({ remoteAddress, url: route.path('good-user'), headers: { 'x-api-key': 'nrk_' + 'A'.repeat(32) } }), 401, 'API_KEY_INVALID');
         });
         it('401 API_KEY_INVALID for a revoked key', async () => {
-          assertError(await harness.app.inject({ url: route.path('revoked-user'), headers: { 'x-api-key': revoked.key } }), 401, 'API_KEY_INVALID');
+          assertError(await harness.app.inject({ remoteAddress, url: route.path('revoked-user'), headers: { 'x-api-key': revoked.key } }), 401, 'API_KEY_INVALID');
         });
         it('401 API_KEY_INVALID for an expired key', async () => {
-          assertError(await harness.app.inject({ url: route.path('expired-user'), headers: { 'x-api-key': expired.key } }), 401, 'API_KEY_INVALID');
+          assertError(await harness.app.inject({ remoteAddress, url: route.path('expired-user'), headers: { 'x-api-key': expired.key } }), 401, 'API_KEY_INVALID');
         });
         it('403 SERVICE_NOT_ACTIVE for a suspended account', async () => {
-          assertError(await harness.app.inject({ url: route.path('suspended-user'), headers: { 'x-api-key': suspended.key } }), 403, 'SERVICE_NOT_ACTIVE');
+          assertError(await harness.app.inject({ remoteAddress, url: route.path('suspended-user'), headers: { 'x-api-key': suspended.key } }), 403, 'SERVICE_NOT_ACTIVE');
         });
         it('403 SERVICE_NOT_ACTIVE when the plan lacks the service', async () => {
-          const username = `no-${route.service}`;
+          const username = `no-${route.service}-${index}`;
           const others = ['catalogue', 'detail', 'status', 'usage', 'webservice'].filter((s) => s !== route.service);
           const { key } = await harness.keyFor(username, 'enterprise', { overrides: { services: others as never } });
-          assertError(await harness.app.inject({ url: route.path(username), headers: { 'x-api-key': key } }), 403, 'SERVICE_NOT_ACTIVE');
+          assertError(await harness.app.inject({ remoteAddress, url: route.path(username), headers: { 'x-api-key': key } }), 403, 'SERVICE_NOT_ACTIVE');
         });
       });
-    }
+    });
   });
 }

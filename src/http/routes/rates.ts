@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendRendered, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
-import { CatalogueQuery, CatalogueResponse, DetailParams, DetailResponse, errorResponses } from '../schemas.js';
+import { sendHistoricalDetail } from '../historical.js';
+import { CatalogueQuery, CatalogueResponse, DetailParams, DetailQuery, DetailResponse, errorResponses } from '../schemas.js';
 
 const KEYED_ERRORS = [401, 403, 429];
 
@@ -30,16 +31,19 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
     app.get(
       '/v1/rates/:keys',
       {
-        config: { service: 'detail' },
+        // With `at=` it reads history, and counts as the `history` service.
+        config: { service: 'detail', serviceFor: (query) => (query.at === undefined ? 'detail' : 'history') },
         schema: {
           tags: ['rates'],
-          summary: 'Prices of one to ten references',
+          summary: 'Prices of one to ten references (now, or as served at a past moment)',
           params: DetailParams,
+          querystring: DetailQuery,
           security: [{ apiKey: [] }],
-          response: { 200: DetailResponse, 304: { description: 'Not modified', type: 'null' }, ...errorResponses(400, ...KEYED_ERRORS, 404) },
+          response: { 200: DetailResponse, 304: { description: 'Not modified', type: 'null' }, ...errorResponses(400, ...KEYED_ERRORS, 404, 503) },
         },
       },
       async (request, reply) => {
+        if (request.query.at !== undefined) return sendHistoricalDetail(deps, request, reply, request.params.keys, request.query.at);
         const now = deps.time.now();
         const account = request.access!.account;
         const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, now);
