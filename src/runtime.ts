@@ -20,6 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { openHistory } from './history/open.js';
+import { backfillDemoHistory } from './demo/backfill.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -65,6 +66,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const monitor = new SourceMonitor(config.sources, time.clock);
   const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
   const history = openHistory(store, time, config.history.minuteDays, logger);
+  if (config.demo) await backfillDemoHistory(store.history, catalogue, time, logger);
   engine.seedDays(await history.recorder.load());
   await engine.start();
   history.recorder.start(engine);

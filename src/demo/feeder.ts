@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { PACKAGE_ROOT } from '../config.js';
 import type { SourceConfig } from '../sources/monitor.js';
 
-const LEVELS_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'levels.json');
+export const LEVELS_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'levels.json');
 const TICK_MS = 2000;
 
 type Incident = { source: number; kind: 'lag' | 'break'; until: number };
@@ -107,7 +107,7 @@ export function roundLike(value: number, level: number): number {
   return Number(value.toPrecision(5));
 }
 
-function gaussian(random: () => number): number {
+export function gaussian(random: () => number): number {
   const u = 1 - random();
   const v = random();
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);

@@ -214,6 +214,16 @@ for (const dialect of DIALECTS) {
       assert.ok((await get('/v1/rates/usd_free')).body.includes('"day_high":123456789012345678,'));
     });
 
+    it('the status page draws each source’s last six hours from what was recorded', async () => {
+      const page = await harness.app.inject('/status');
+      assert.equal(page.statusCode, 200);
+      const charts = [...page.body.matchAll(/<svg class="spark"[^>]*aria-label="(\d+) values served in the last 6 hours">.*?<polyline points="([^"]+)"/g)];
+      assert.equal(charts.length, harness.config.sources.length);
+      const [alpha] = charts;
+      assert.ok(Number(alpha![1]) > 0, 'alpha served values in this run');
+      assert.equal(alpha![2]!.split(' ').length, 36, 'ten-minute buckets over six hours');
+    });
+
     describe('GET /v1/rates/{keys}?at=', () => {
       it('answers the values served at that moment, status historical, in the detail envelope', async () => {
         const at = minuteFrom + 90 * MINUTE + 20_000;
