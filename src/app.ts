@@ -12,6 +12,7 @@ import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
 import { ApiError } from './domain/errors.js';
 import { operationalRoutes } from './http/routes/operational.js';
+import { historyRoutes } from './http/routes/history.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -126,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(ratesRoutes(deps));
+  await app.register(historyRoutes(deps));
   await app.register(statusRoutes(deps));
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));

@@ -34,6 +34,7 @@ export const PlanFieldsSchema = Type.Object(
     refresh_interval_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
     requests_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
     requests_per_day: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    history_days: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100_000 }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -45,6 +46,12 @@ const ConfigFileSchema = Type.Object(
     catalogue: Type.Optional(Type.String({ minLength: 1 })),
     plans: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$' }), PlanFieldsSchema)),
     timezone: Type.Optional(Type.String({ minLength: 1 })),
+    history: Type.Optional(
+      Type.Object(
+        { minute_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Days one-minute candles are kept; hourly and daily candles are kept forever' })) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -70,7 +77,15 @@ export interface AppConfig {
   cataloguePath: string;
   plans: Record<string, PlanFields>;
   timezone: string;
+  history: HistoryConfig;
 }
+
+export interface HistoryConfig {
+  /** Days one-minute candles are kept (hourly and daily candles are kept forever). */
+  minuteDays: number;
+}
+
+export const DEFAULT_MINUTE_DAYS = 90;
 
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUNDLED_CATALOGUE = resolve(PACKAGE_ROOT, 'data', 'catalogue');
@@ -114,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     cataloguePath: file.catalogue ? resolve(base, file.catalogue) : BUNDLED_CATALOGUE,
     plans: file.plans ?? {},
     timezone,
+    history: { minuteDays: file.history?.minute_days ?? DEFAULT_MINUTE_DAYS },
   };
 }
 

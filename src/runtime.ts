@@ -19,6 +19,8 @@ import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
+import { openHistory } from './history/open.js';
+import { backfillDemoHistory } from './demo/backfill.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -65,7 +67,11 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
 
   const monitor = new SourceMonitor(config.sources, time.clock, { logger });
   const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
+  const history = openHistory(store, time, config.history.minuteDays, logger);
+  if (config.demo) await backfillDemoHistory(store.history, catalogue, time, logger);
+  engine.seedDays(await history.recorder.load());
   await engine.start();
+  history.recorder.start(engine);
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
   const snapshots = new SnapshotHistory(engine.current(), longest);
   engine.onSnapshot((snapshot) => snapshots.push(snapshot));
@@ -79,7 +85,11 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   meter.start();
 
   const sourceHealth = (now: number) => monitor.health(now);
-  const metrics = createMetrics(time.clock, sourceHealth, () => snapshots, { usage: () => meter.backlog(), storeUp: () => store.health.reachable });
+  const metrics = createMetrics(time.clock, sourceHealth, () => snapshots, {
+    usage: () => meter.backlog(),
+    storeUp: () => store.health.reachable,
+    history: () => history.recorder.backlog(),
+  });
   const app = await buildApp({
     time,
     catalogue,
@@ -96,6 +106,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     failedAttempts: new FailedAttempts(),
     meter,
     usage: store.usage,
+    history: history.reader,
     logger,
     loadShedding: options.loadShedding,
   });
@@ -112,6 +123,8 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
       clearInterval(storeCheck);
       directory.stop();
       engine.stop();
+      // After the engine: every value served is recorded.
+      await history.recorder.stop();
       feeder?.stop();
       await store.close(closeOptions);
     },

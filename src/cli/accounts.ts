@@ -76,6 +76,7 @@ export function accountCommands(program: Command): void {
     .option('--refresh-interval <seconds>', 'override: refresh interval in seconds (0 = live)')
     .option('--requests-per-minute <n>', 'override: requests per minute')
     .option('--requests-per-day <n>', 'override: requests per day, or "unlimited"')
+    .option('--history-days <n>', 'override: days of history the account may read, or "unlimited"')
     .option('--clear-overrides', 'drop every per-account override')
     .option('--json', 'machine-readable output')
     .action((username: string, options: SetOptions) =>
@@ -116,6 +117,7 @@ interface SetOptions {
   refreshInterval?: string;
   requestsPerMinute?: string;
   requestsPerDay?: string;
+  historyDays?: string;
   clearOverrides?: boolean;
   json?: boolean;
 }
@@ -165,6 +167,8 @@ function parseOverrides(options: SetOptions, base: PlanOverrides): PlanOverrides
   if (perMinute !== undefined && perMinute !== null) base.requests_per_minute = perMinute;
   const perDay = count('--requests-per-day', options.requestsPerDay, 1, true);
   if (perDay !== undefined) base.requests_per_day = perDay;
+  const historyDays = count('--history-days', options.historyDays, 0, true);
+  if (historyDays !== undefined) base.history_days = historyDays;
   if (options.services !== undefined) {
     touched = true;
     const services = options.services.split(',').map((s) => s.trim()).filter(Boolean);

@@ -4,6 +4,7 @@ import { ConfigError } from '../config.js';
 import { describeStoreError, StoreUnavailableError } from '../store/errors.js';
 import { accountCommands } from './accounts.js';
 import { demoFeedCommand } from './demo-feed.js';
+import { historyCommands } from './history.js';
 import { keyCommands } from './keys.js';
 import { UsageError } from './output.js';
 import { planCommands } from './plans.js';
@@ -26,6 +27,7 @@ accountCommands(program);
 keyCommands(program);
 planCommands(program);
 usageCommand(program);
+historyCommands(program);
 demoFeedCommand(program);
 
 try {

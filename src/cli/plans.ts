@@ -23,8 +23,9 @@ export function planCommands(program: Command): void {
             refresh_s: plan.refresh_interval_seconds,
             per_minute: plan.requests_per_minute,
             per_day: plan.requests_per_day ?? 'unlimited',
+            history_days: plan.history_days ?? 'unlimited',
           })),
-          ['plan', 'services', 'max_references', 'refresh_s', 'per_minute', 'per_day'],
+          ['plan', 'services', 'max_references', 'refresh_s', 'per_minute', 'per_day', 'history_days'],
         );
       }),
     );

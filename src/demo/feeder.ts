@@ -4,7 +4,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { PACKAGE_ROOT } from '../config.js';
 import type { SourceConfig } from '../sources/monitor.js';
 
-const LEVELS_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'levels.json');
+export const LEVELS_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'levels.json');
 /** Source keys whose price is set by decree (Iranian fuel): the demo writes them unchanged. */
 const FIXED_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'fixed.json');
 const TICK_MS = 2000;
@@ -136,7 +136,7 @@ export function roundLike(value: number, level: number, currency?: string): numb
   return Number(value.toPrecision(5));
 }
 
-function gaussian(random: () => number): number {
+export function gaussian(random: () => number): number {
   const u = 1 - random();
   const v = random();
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);

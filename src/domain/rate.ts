@@ -8,8 +8,8 @@ export interface SourceValue {
   updatedAt: number;
 }
 
-/** One entry of the detail response, before serialisation. */
-export interface Rate {
+/** What failover decides for one reference: the value served now and where it came from. */
+export interface ResolvedRate {
   key: string;
   title: string;
   /** JSON number text exactly as the source gave it; null when unavailable. */
@@ -26,24 +26,55 @@ export interface Rate {
 }
 
 /**
+ * The market day of a rate (PRODUCT §8), in the configured zone's calendar
+ * day: JSON number text, exact; null when not known. `change_percent` has two
+ * decimals.
+ */
+export interface DayFields {
+  day_open: string | null;
+  day_high: string | null;
+  day_low: string | null;
+  prev_close: string | null;
+  change: string | null;
+  change_percent: string | null;
+}
+
+export const NO_DAY_FIELDS: DayFields = Object.freeze({ day_open: null, day_high: null, day_low: null, prev_close: null, change: null, change_percent: null });
+
+/** One entry of the detail response, before serialisation; `historical` when read from history (`?at=`). */
+export interface Rate extends Omit<ResolvedRate, 'status'>, DayFields {
+  status: RateStatus | 'historical';
+}
+
+const number = (text: string | null) => text ?? 'null';
+
+/**
  * Serialise a rate once; the request path only concatenates these strings.
- * `value` is written as the source's own number text, so `300.5` stays `300.5`.
+ * `value` and the day fields are written as number text, so `300.5` stays `300.5`.
  */
 export function serialiseRate(rate: Rate, formatTime: (ms: number) => string): string {
   let json =
-    `{"key":${JSON.stringify(rate.key)},"title":${JSON.stringify(rate.title)},"value":${rate.value ?? 'null'}` +
+    `{"key":${JSON.stringify(rate.key)},"title":${JSON.stringify(rate.title)},"value":${number(rate.value)}` +
     `,"unit":${JSON.stringify(rate.unit)},"source_key":${JSON.stringify(rate.source_key)}` +
     `,"updated_at":${rate.updated_at === null ? 'null' : JSON.stringify(formatTime(rate.updated_at))}` +
     `,"status":"${rate.status}","source":${rate.source === null ? 'null' : JSON.stringify(rate.source)}`;
   if (rate.stale_seconds !== undefined) json += `,"stale_seconds":${rate.stale_seconds}`;
-  return json + '}';
+  return (
+    json +
+    `,"day_open":${number(rate.day_open)},"day_high":${number(rate.day_high)},"day_low":${number(rate.day_low)}` +
+    `,"prev_close":${number(rate.prev_close)},"change":${number(rate.change)},"change_percent":${number(rate.change_percent)}}`
+  );
 }
 
-/** The legacy feed's entry for a rate, with the Jalali date of its update. */
+/**
+ * The legacy feed's entry for a rate, with the Jalali date of its update. Old
+ * boards read a fixed shape, so `stale_seconds` is always there (null while fresh).
+ */
 export function serialiseLegacyEntry(rate: Rate, time: { format(ms: number): string; jalaliDate(ms: number): string }): string {
   const at = rate.updated_at;
   return (
-    `{"title":${JSON.stringify(rate.title)},"value":${rate.value ?? 'null'},"unit":${JSON.stringify(rate.unit)}` +
-    `,"updated_at":${at === null ? 'null' : JSON.stringify(time.format(at))},"date_jalali":${at === null ? 'null' : JSON.stringify(time.jalaliDate(at))}}`
+    `{"title":${JSON.stringify(rate.title)},"value":${number(rate.value)},"unit":${JSON.stringify(rate.unit)}` +
+    `,"updated_at":${at === null ? 'null' : JSON.stringify(time.format(at))},"date_jalali":${at === null ? 'null' : JSON.stringify(time.jalaliDate(at))}` +
+    `,"change":${number(rate.change)},"change_percent":${number(rate.change_percent)},"status":"${rate.status}","stale_seconds":${rate.stale_seconds ?? 'null'}}`
   );
 }

@@ -1,5 +1,5 @@
 import type { Reference } from './reference.js';
-import type { Rate, SourceValue } from './rate.js';
+import type { ResolvedRate, SourceValue } from './rate.js';
 
 /** What the resolver needs to know of one source: nothing about files or HTTP. */
 export interface SourceView {
@@ -31,7 +31,7 @@ export function inBand(reference: Reference, value: number): boolean {
  * newest in-band value any source (or an earlier snapshot) still knows, as
  * `stale`; else `unavailable`. A value outside the band is never served.
  */
-export function resolveRate(reference: Reference, sources: readonly SourceView[], now: number, lastKnown: KnownValue | undefined): Rate {
+export function resolveRate(reference: Reference, sources: readonly SourceView[], now: number, lastKnown: KnownValue | undefined): ResolvedRate {
   const base = { key: reference.key, title: reference.title, unit: reference.unit, source_key: reference.source_key };
 
   let newest = lastKnown && inBand(reference, lastKnown.value.value) ? lastKnown : undefined;

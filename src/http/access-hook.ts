@@ -9,6 +9,7 @@ import type { AppDeps } from './deps.js';
 export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
   app.decorateRequest('access', null);
   app.decorateRequest('failure', null);
+  app.decorateRequest('meteredAs', null);
 
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
@@ -26,7 +27,7 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
   app.addHook('onResponse', async (request: FastifyRequest, reply) => {
     const access = request.access;
     if (!access) return;
-    const service = request.routeOptions.config.service!;
+    const service = request.meteredAs ?? request.routeOptions.config.service!;
     const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: request.originalUrl } : null;
     deps.meter.record(access.account.id, access.id, service, deps.time.now(), failure);
   });

@@ -141,9 +141,9 @@ function keysSegment(path: string): string {
   }
 }
 
-/** Detail takes no query parameter yet: the first one given is named in the error. */
+/** Detail takes only `at` (answered apart, see historical.ts): any other parameter is named in the error. */
 function rejectQuery(query: string): void {
-  for (const [name] of new URLSearchParams(query)) throw unknownParameter(name, []);
+  for (const [name] of new URLSearchParams(query)) throw unknownParameter(name, ['at']);
 }
 
 function cacheControl(maxAge: number): string {

@@ -25,6 +25,8 @@ declare module 'fastify' {
     access: KeyAccess | null;
     /** The error code sent, for the usage error log. */
     failure: ErrorCode | null;
+    /** The service the request counts under when not its route's (detail with `at=` is `history`). */
+    meteredAs: Service | null;
   }
 }
 

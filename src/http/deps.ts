@@ -5,6 +5,7 @@ import type { StoreState } from '../store/health.js';
 import type { UsageRepository } from '../store/usage.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import type { HistoryReader } from '../history/reader.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { CatalogueRenderer } from '../render/catalogue.js';
@@ -33,6 +34,7 @@ export interface AppDeps {
   failedAttempts: FailedAttempts;
   meter: UsageMeter;
   usage: UsageRepository;
+  history: HistoryReader;
   logger: Logger;
   /** Overload thresholds over the defaults (DEFAULT_LOAD_SHEDDING). */
   loadShedding?: Partial<LoadShedding>;

@@ -32,7 +32,8 @@ const FRAMEWORK_CODES: Record<number, ErrorCode> = { 404: 'NOT_FOUND', 408: 'REQ
 
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
-  if (error.validation) return queryError(error, request);
+  // A path parameter is always a reference key (history's `{key}`): a bad one is INVALID_KEYS, as on detail.
+  if (error.validation) return error.validationContext === 'params' ? new ApiError('INVALID_KEYS') : queryError(error, request);
   const status = error.statusCode ?? 500;
   if (status === 405) return METHOD_NOT_ALLOWED;
   // Anything else a client caused (an unreadable body, a bad content type) is a malformed request.

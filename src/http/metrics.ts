@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.js';
+import type { HistoryBacklog } from '../history/recorder.js';
 import type { UsageBacklog } from '../usage/meter.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { SourceHealth } from '../sources/monitor.js';
@@ -14,6 +15,8 @@ export interface Metrics {
 export interface BackgroundReadings {
   usage(): UsageBacklog;
   storeUp(): boolean;
+  /** The history recorder's unwritten candles, where this process records. */
+  history?(): HistoryBacklog;
 }
 
 /** Prometheus metrics: requests by route and status, latency, source health (age, state, lost values), store and usage backlog, read at scrape time. */
@@ -93,6 +96,20 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
       registers: [registry],
       collect() {
         this.set(background.usage()[field]);
+      },
+    });
+  }
+  const historyBacklog: [string, string, keyof HistoryBacklog][] = [
+    ['nerkh_history_pending_candles', 'History candles (minute, hour, day) changed in memory and not yet written to the store', 'pendingCandles'],
+    ['nerkh_history_dropped_candles', 'Minute candles since start dropped because the in-memory buffer was full while the store was away', 'droppedCandles'],
+  ];
+  for (const [name, help, field] of historyBacklog) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (background.history) this.set(background.history()[field]);
       },
     });
   }

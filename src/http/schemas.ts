@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { CATEGORIES, PER_UNITS, type Category } from '../domain/reference.js';
+import { CATEGORIES, KEY_PATTERN, PER_UNITS, type Category } from '../domain/reference.js';
+import { INTERVALS } from '../history/buckets.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 
 /** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
@@ -7,6 +8,11 @@ import { ERROR_STATUS } from '../domain/errors.js';
 const Timestamp = Type.String({ description: 'ISO 8601 with a numeric UTC offset in the configured zone', examples: ['2026-11-21T14:03:07+03:30'] });
 const State = Type.Union([Type.Literal('active'), Type.Literal('degraded'), Type.Literal('down')]);
 const Ok = { success: Type.Literal(true), status: Type.Literal('ok'), generated_at: Timestamp };
+
+/** A market-day number: exact, null when not known (or for a historical value). */
+function DayNumber(description: string) {
+  return Type.Union([Type.Number(), Type.Null()], { description: `${description}; null when not known` });
+}
 
 export const ErrorSchema = Type.Object(
   {
@@ -48,9 +54,17 @@ export const RateSchema = Type.Object(
     unit: Type.String(),
     source_key: Type.String(),
     updated_at: Type.Union([Timestamp, Type.Null()]),
-    status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable')]),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable'), Type.Literal('historical')], {
+      description: '`historical` for a value read from history (`?at=`)',
+    }),
     source: Type.Union([Type.String(), Type.Null()], { description: 'The source that supplied the value' }),
     stale_seconds: Type.Optional(Type.Integer({ description: 'Age of a stale value in seconds' })),
+    day_open: DayNumber('The first value served today (calendar day in the configured zone)'),
+    day_high: DayNumber('The highest value served today'),
+    day_low: DayNumber('The lowest value served today'),
+    prev_close: DayNumber('The last value served on the previous day'),
+    change: DayNumber('value − prev_close, exactly'),
+    change_percent: DayNumber('change ÷ prev_close × 100, two decimals'),
   },
   { $id: 'Rate', additionalProperties: false },
 );
@@ -144,6 +158,10 @@ export const LegacyEntrySchema = Type.Object(
     unit: Type.String(),
     updated_at: Type.Union([Timestamp, Type.Null()]),
     date_jalali: Type.Union([Type.String({ description: 'Solar Hijri date, YYYY/MM/DD' }), Type.Null()]),
+    change: Type.Union([Type.Number(), Type.Null()], { description: 'value − previous day close, exactly; null when not known' }),
+    change_percent: Type.Union([Type.Number(), Type.Null()], { description: 'change in percent of the previous close, two decimals; null when not known' }),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable')]),
+    stale_seconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Age of a stale value in seconds; null while fresh' }),
   },
   { $id: 'LegacyEntry', additionalProperties: false },
 );
@@ -172,4 +190,62 @@ export const UsageResponse = Type.Object(
   { $id: 'UsageResponse', additionalProperties: false },
 );
 
-SHARED_SCHEMAS.push(LegacyEntrySchema, WebserviceResponse, UsageResponse);
+export const DetailQuery = Type.Object(
+  {
+    at: Type.Optional(
+      Type.String({
+        description: 'The values as served at this moment (a date-time with offset, or a date: that day\'s close); service `history`',
+        examples: ['2026-11-01T10:00:00+03:30', '2026-11-01'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const HistoryParams = Type.Object({
+  key: Type.String({ pattern: KEY_PATTERN.source, description: 'One reference key or alias', examples: ['usd_free'] }),
+});
+
+const DateInput = (description: string) =>
+  Type.String({ description: `${description}: a date (2026-11-01), a Jalali date (1405-08-10; a year below 1700 is Jalali) or a date-time with an offset`, examples: ['2026-11-01'] });
+
+export const HistoryQuery = Type.Object(
+  {
+    interval: Type.Optional(Type.Unsafe<(typeof INTERVALS)[number]>({ type: 'string', enum: [...INTERVALS], default: '1d', description: `Candle length: ${INTERVALS.join(', ')}` })),
+    from: Type.Optional(DateInput('First candle (default: 30 candles before `to`)')),
+    to: Type.Optional(DateInput('Last candle (default: now); a date includes that whole day')),
+  },
+  { additionalProperties: false },
+);
+
+export const CandleSchema = Type.Object(
+  {
+    t: Timestamp,
+    t_jalali: Type.String({ description: 'Candle start in the Solar Hijri calendar, YYYY/MM/DD HH:MM:SS', examples: ['1405/08/30 14:00:00'] }),
+    open: Type.Number(),
+    high: Type.Number(),
+    low: Type.Number(),
+    close: Type.Number(),
+    points: Type.Integer({ description: 'Values served in the candle (0 for imported daily candles)' }),
+  },
+  { $id: 'Candle', additionalProperties: false },
+);
+
+export const HistoryResponse = Type.Object(
+  {
+    ...Ok,
+    key: Type.String(),
+    title: Type.String(),
+    unit: Type.String(),
+    currency: Type.Union([Type.String(), Type.Null()]),
+    per: Type.Union([Type.String(), Type.Null()]),
+    interval: Type.Union(INTERVALS.map((interval) => Type.Literal(interval))),
+    from: Timestamp,
+    to: Timestamp,
+    count: Type.Integer(),
+    candles: Type.Array(Type.Ref(CandleSchema), { description: 'Oldest first; intervals with no value served are absent' }),
+  },
+  { $id: 'HistoryResponse', additionalProperties: false },
+);
+
+SHARED_SCHEMAS.push(LegacyEntrySchema, WebserviceResponse, UsageResponse, CandleSchema, HistoryResponse);

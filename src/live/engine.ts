@@ -1,7 +1,9 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { countBands, resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
+import type { Rate } from '../domain/rate.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { SourceMonitor } from '../sources/monitor.js';
+import { MarketDays, type DaySeed } from './market-day.js';
 import { prepareRate } from './prepare.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
 
@@ -24,6 +26,9 @@ export class RatesEngine {
   private sourcesChanged = true;
   /** The earliest moment a fresh value outlives its source's max age (epoch ms). */
   private nextExpiry = Infinity;
+  /** The next local midnight (epoch ms): the market day rolls over there. */
+  private nextMidnight = Infinity;
+  private readonly days = new MarketDays();
 
   constructor(
     private readonly catalogue: Catalogue,
@@ -53,6 +58,11 @@ export class RatesEngine {
       const own = this.lastKnown.get(key);
       if (!own || own.value.updatedAt < value.value.updatedAt) this.lastKnown.set(key, value);
     }
+  }
+
+  /** Carry each reference's market day over a restart (from the history store), before `start`. */
+  seedDays(seeds: ReadonlyMap<string, DaySeed>): void {
+    for (const [key, seed] of seeds) this.days.seed(key, seed);
   }
 
   onSnapshot(listener: (snapshot: Snapshot) => void): void {
@@ -86,12 +96,12 @@ export class RatesEngine {
   }
 
   /**
-   * The clock alone changes the snapshot only when a fresh value reaches its max age
-   * or a stale value's age moves; otherwise a tick skips the work (a rebuild stalls
+   * The clock alone changes the snapshot only when a fresh value reaches its max age,
+   * a stale value's age moves or the market day rolls over; otherwise a tick skips the work (a rebuild stalls
    * the event loop for a few milliseconds, which shows in request latency).
    */
   private tick(now = this.time.now()): void {
-    if (this.sourcesChanged || this.snapshot.counts.stale > 0 || now >= this.nextExpiry) this.rebuild(now);
+    if (this.sourcesChanged || this.snapshot.counts.stale > 0 || now >= this.nextExpiry || now >= this.nextMidnight) this.rebuild(now);
   }
 
   /** Resolve every reference now; publish a new snapshot only if some rate changed. */
@@ -109,10 +119,13 @@ export class RatesEngine {
     const counts = { ok: 0, stale: 0, unavailable: 0 };
     let changed = previous.rates.size !== this.catalogue.size;
     let lastUpdate: number | null = null;
+    const day = this.time.day(now);
+    this.nextMidnight = this.time.nextMidnight(now);
 
     this.catalogue.references.forEach((reference, index) => {
-      const rate = resolveRate(reference, ordered[index]!, now, this.lastKnown.get(reference.key));
-      counts[rate.status]++;
+      const resolved = resolveRate(reference, ordered[index]!, now, this.lastKnown.get(reference.key));
+      counts[resolved.status]++;
+      const rate: Rate = { ...resolved, ...this.days.fieldsFor(reference.key, resolved.value, day) };
       if (rate.value !== null && rate.source !== null && rate.updated_at !== null) {
         this.lastKnown.set(reference.key, { value: { raw: rate.value, value: Number(rate.value), updatedAt: rate.updated_at }, source: rate.source });
         if (lastUpdate === null || rate.updated_at > lastUpdate) lastUpdate = rate.updated_at;

@@ -34,6 +34,8 @@ export interface Connection {
   schema?: string;
   /** The SQLite file, for checks that it is still the one opened. */
   sqliteFile?: string;
+  /** The SQLite handle itself, for the few hot statements that are prepared once (history writes and range reads). */
+  sqlite?: Sqlite.Database;
 }
 
 /**
@@ -62,7 +64,7 @@ export function connect(options: StoreOptions, onConnectionLost: (error: Error) 
   database.pragma(`busy_timeout = ${options.sqliteBusyTimeoutMs ?? 5000}`);
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', sqliteFile: file };
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', sqliteFile: file, sqlite: database };
 }
 
 export async function migrate(connection: Connection): Promise<void> {

@@ -79,6 +79,34 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('usage_batches_applied_at').on('usage_batches').column('applied_at').execute();
       },
     },
+    '004_history': {
+      async up(db: Kysely<unknown>) {
+        // One table per grain, keyed by (reference, start): a range read is one index range.
+        // Values are the served number text, exactly (TEXT in both dialects: NUMERIC would
+        // rewrite `1e3` and `1.50`); they are compared as decimals in code, never in SQL.
+        for (const table of ['history_minute', 'history_hour', 'history_day']) {
+          let create = db.schema
+            .createTable(table)
+            .addColumn('reference', 'text', (c) => c.notNull())
+            .addColumn('start', 'bigint', (c) => c.notNull())
+            .addColumn('open', 'text', (c) => c.notNull())
+            .addColumn('high', 'text', (c) => c.notNull())
+            .addColumn('low', 'text', (c) => c.notNull())
+            .addColumn('close', 'text', (c) => c.notNull())
+            .addColumn('points', 'integer', (c) => c.notNull())
+            .addColumn('source', 'text', (c) => c.notNull())
+            .addColumn('close_at', 'bigint', (c) => c.notNull())
+            .addPrimaryKeyConstraint(`${table}_pk`, ['reference', 'start']);
+          // SQLite stores such a table in key order itself, with no separate rowid tree.
+          if (dialect === 'sqlite') create = create.modifyEnd(sql`without rowid`);
+          await create.execute();
+          // By time alone: retention deletes and the rows of one instant across references.
+          await db.schema.createIndex(`${table}_start`).on(table).column('start').execute();
+        }
+        // Row 2 of the revision counter: bumped when the settled past changes, so readers drop their caches.
+        await sql`insert into store_revision (id, revision) values (2, 0)`.execute(db);
+      },
+    },
   };
 }
 

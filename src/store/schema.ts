@@ -58,6 +58,19 @@ export interface UsageBatchesTable {
   applied_at: number;
 }
 
+/** One OHLC candle of a reference (history_minute, history_hour, history_day): values are number text, times epoch ms. */
+export interface HistoryCandlesTable {
+  reference: string;
+  start: number;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  points: number;
+  source: string;
+  close_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -65,4 +78,7 @@ export interface Database {
   usage_daily: UsageDailyTable;
   usage_errors: UsageErrorsTable;
   usage_batches: UsageBatchesTable;
+  history_minute: HistoryCandlesTable;
+  history_hour: HistoryCandlesTable;
+  history_day: HistoryCandlesTable;
 }

@@ -4,6 +4,7 @@ import { AccountRepository } from './accounts.js';
 import { connect, migrate, type Connection, type StoreOptions } from './db.js';
 import { describeStoreError, redactUrl, StoreUnavailableError } from './errors.js';
 import { StoreHealth } from './health.js';
+import { HistoryRepository } from './history.js';
 import { KeyRepository } from './keys.js';
 import { UsageRepository } from './usage.js';
 
@@ -12,6 +13,7 @@ export class Store {
   readonly accounts: AccountRepository;
   readonly keys: KeyRepository;
   readonly usage: UsageRepository;
+  readonly history: HistoryRepository;
   readonly health: StoreHealth;
   /** The SQLite file's inode when opened: a different one (or none) means the file was removed or replaced. */
   private readonly sqliteInode: bigint | null;
@@ -24,6 +26,7 @@ export class Store {
     this.accounts = new AccountRepository(connection.db);
     this.keys = new KeyRepository(connection.db);
     this.usage = new UsageRepository(connection.db);
+    this.history = new HistoryRepository(connection.db, connection.sqlite);
     this.health = health;
     this.sqliteInode = connection.sqliteFile ? inodeOf(connection.sqliteFile) : null;
   }

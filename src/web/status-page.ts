@@ -60,12 +60,35 @@ function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+function chart(series: number[] | null): string {
+  return series ? sparkline(series) : '—';
+}
+
 function badge(state: SourceState): string {
   return `<span class="badge ${state}">${STATE_TEXT[state].fa} · ${STATE_TEXT[state].en}</span>`;
 }
 
+/**
+ * A sparkline of a source's values served per ten minutes, inline SVG (no
+ * script, nothing to fetch): a dip is the source lagging or broken while
+ * another carries its references.
+ */
+export function sparkline(series: readonly number[]): string {
+  const width = 144;
+  const height = 28;
+  const top = Math.max(1, ...series);
+  const step = series.length > 1 ? width / (series.length - 1) : width;
+  const points = series.map((count, i) => `${(i * step).toFixed(1)},${(height - 2 - (count / top) * (height - 4)).toFixed(1)}`).join(' ');
+  const total = series.reduce((sum, count) => sum + count, 0);
+  return (
+    `<svg class="spark" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${total} values served in the last 6 hours">` +
+    `<title>${total} مقدار در ۶ ساعت گذشته · ${total} values served in the last 6 hours (per 10 minutes)</title>` +
+    `<polyline points="${points}" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round"/></svg>`
+  );
+}
+
 /** The public status page: the same facts as /v1/status, for people, in Persian and English. */
-export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number): string {
+export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number, activity: (source: string) => number[] | null = () => null): string {
   const at = (ms: number | null) => (ms === null ? '—' : escape(time.format(ms)));
   const banner = BANNER[status.service.state];
   const endpoints = status.endpoints
@@ -78,7 +101,8 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
     .map(
       (s) =>
         `<tr><td dir="ltr">${escape(s.name)}</td><td>${badge(s.state)}</td><td dir="ltr">${at(s.last_update)}</td>` +
-        `<td dir="ltr">${s.age_seconds === null ? 'never' : escape(formatAge(s.age_seconds))}</td><td>${sourceError(s.error)}</td></tr>`,
+        `<td dir="ltr">${s.age_seconds === null ? 'never' : escape(formatAge(s.age_seconds))}</td><td>${sourceError(s.error)}</td>` +
+        `<td dir="ltr">${chart(activity(s.name))}</td></tr>`,
     )
     .join('');
   return `<!doctype html>
@@ -103,6 +127,7 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   .badge.active { background: #dff3e6; color: #14683a; } .badge.degraded { background: #fdeccc; color: #8a5300; } .badge.down { background: #fadcd9; color: #8c1d18; }
   .meta { color: #5b6573; font-size: .9em; }
   code { font-size: .9em; }
+  .spark { color: #2d6cdf; display: block; }
 </style>
 </head>
 <body>
@@ -120,7 +145,7 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
   <h2>منابع داده زنده <span class="en">Live-data sources</span></h2>
-  <table><thead><tr><th>منبع <div class="en">Source</div></th><th>وضعیت <div class="en">State</div></th><th>آخرین به‌روزرسانی <div class="en">Last update</div></th><th>عمر داده <div class="en">Age</div></th><th>خطا <div class="en">Error</div></th></tr></thead><tbody>${sources}</tbody></table>
+  <table><thead><tr><th>منبع <div class="en">Source</div></th><th>وضعیت <div class="en">State</div></th><th>آخرین به‌روزرسانی <div class="en">Last update</div></th><th>عمر داده <div class="en">Age</div></th><th>خطا <div class="en">Error</div></th><th>۶ ساعت گذشته <div class="en">Last 6 hours</div></th></tr></thead><tbody>${sources}</tbody></table>
   <p class="meta">این صفحه هر ${REFRESH_SECONDS} ثانیه به‌روز می‌شود. <span class="en">This page refreshes every ${REFRESH_SECONDS} seconds.</span></p>
 </main>
 </body>

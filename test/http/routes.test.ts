@@ -183,7 +183,9 @@ for (const dialect of DIALECTS) {
         assert.equal(typeof body.server_time, 'number');
         assert.deepEqual(Object.keys(body).filter((k) => typeof body[k] === 'object'), ['usd_free', 'coin_emami']);
         const usd = body.usd_free as Record<string, unknown>;
-        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'updated_at', 'date_jalali']);
+        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'updated_at', 'date_jalali', 'change', 'change_percent', 'status', 'stale_seconds']);
+        assert.equal(usd.status, 'ok');
+        assert.equal(usd.stale_seconds, null);
         assert.match(String(usd.date_jalali), /^14\d\d\/\d\d\/\d\d$/);
       });
       it("403s for another account's username and for one that does not exist, alike", async () => {
@@ -332,7 +334,7 @@ for (const dialect of DIALECTS) {
         assert.match(metrics.body, /nerkh_source_age_seconds\{source="alpha"\}/);
         const openapi = json(await harness.app.inject('/openapi.json'));
         assert.equal(openapi.openapi, '3.1.0');
-        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/rates', '/v1/rates/{keys}', '/v1/status', '/v1/usage', '/webservice/{username}']);
+        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/usage', '/webservice/{username}']);
         const docs = await harness.app.inject('/docs/');
         assert.equal(docs.statusCode, 200);
         assert.doesNotMatch(docs.body, /cdn\.|unpkg|jsdelivr/);

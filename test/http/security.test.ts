@@ -14,6 +14,7 @@ const PATHS: Record<string, (username: string) => string> = {
   '/v1/status': () => '/v1/status',
   '/v1/usage': () => '/v1/usage',
   '/webservice/:username': (username) => `/webservice/${username}`,
+  '/v1/rates/:key/history': () => '/v1/rates/usd_free/history?interval=1h',
 };
 
 /**

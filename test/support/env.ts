@@ -47,6 +47,7 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     cataloguePath: BUNDLED_CATALOGUE,
     plans: {},
     timezone: 'Asia/Tehran',
+    history: { minuteDays: 90 },
     ...overrides,
   };
 }

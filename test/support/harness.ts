@@ -4,7 +4,8 @@ import type { AppConfig } from '../../src/config.js';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { hashKey } from '../../src/domain/key-material.js';
 import type { Store } from '../../src/store/store.js';
-import { eventually, tempDir, testConfig, writeSource } from './env.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { catalogueWithoutBands, eventually, tempDir, testConfig, writeSource } from './env.js';
 
 /** Source keys of a few well-known references, as the bundled catalogue has them. */
 export const SAMPLE = {
@@ -39,6 +40,8 @@ export interface HarnessOptions {
   config?: Partial<AppConfig>;
   /** A PostgreSQL URL; each harness gets its own schema. */
   databaseUrl?: string | null;
+  /** Serve the bundled catalogue without its sanity bands: for tests whose values are about digits, not prices. */
+  withoutBands?: boolean;
   /** Passed on to the runtime (a logger to read, lower overload thresholds). */
   runtime?: Omit<RuntimeOptions, 'schema'>;
 }
@@ -49,7 +52,7 @@ export interface HarnessOptions {
  */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = tempDir();
-  const config = testConfig(dir.path, options.config ?? {});
+  const config = testConfig(dir.path, { ...(options.withoutBands ? { cataloguePath: writeCatalogueWithoutBands(dir.path) } : {}), ...options.config });
   for (const source of config.sources) {
     if (source.type === 'file') {
       writeSource(source.path!, Object.fromEntries(Object.entries(SAMPLE).map(([key, sourceKey]) => [sourceKey, SAMPLE_VALUES[key as keyof typeof SAMPLE] + (source.name === 'alpha' ? 1 : 2)])));
@@ -94,3 +97,13 @@ export function json(response: { body: string }): Record<string, unknown> {
 }
 
 export { join };
+
+/** The bundled catalogue, bands removed, written as a catalogue folder under `dir` (popularity order kept); returns its path. */
+function writeCatalogueWithoutBands(dir: string): string {
+  const path = join(dir, 'catalogue-without-bands');
+  const catalogue = catalogueWithoutBands();
+  mkdirSync(path, { recursive: true });
+  writeFileSync(join(path, 'references.json'), JSON.stringify(catalogue.references.map(({ min: _min, max: _max, ...reference }) => reference)));
+  writeFileSync(join(path, 'popular.json'), JSON.stringify(catalogue.popular));
+  return path;
+}

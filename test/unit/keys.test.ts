@@ -4,7 +4,7 @@ import type { Catalogue } from '../../src/catalogue/catalogue.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { fnv1a } from '../../src/domain/hash.js';
-import { serialiseLegacyEntry, serialiseRate, type Rate } from '../../src/domain/rate.js';
+import { NO_DAY_FIELDS, serialiseLegacyEntry, serialiseRate, type Rate } from '../../src/domain/rate.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { ApiError, type ErrorCode } from '../../src/domain/errors.js';
 import type { PreparedRate, Snapshot } from '../../src/live/snapshot.js';
@@ -90,6 +90,7 @@ describe('renderDetail', () => {
         updated_at: NOW,
         status: 'ok',
         source: 'alpha',
+        ...NO_DAY_FIELDS,
       };
       rates.set(reference.key, prepare(rate));
     });

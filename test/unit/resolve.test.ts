@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { serialiseLegacyEntry, serialiseRate, type Rate, type SourceValue } from '../../src/domain/rate.js';
+import { NO_DAY_FIELDS, serialiseLegacyEntry, serialiseRate, type Rate, type SourceValue } from '../../src/domain/rate.js';
 import type { Reference } from '../../src/domain/reference.js';
 import { countBands, inBand, isFresh, resolveRate, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
 import { ZoneTime } from '../../src/domain/time.js';
@@ -219,17 +219,19 @@ describe('sanity bands', () => {
 describe('serialiseRate', () => {
   const time = new ZoneTime('Asia/Tehran');
   const format = (ms: number) => time.format(ms);
-  const base = { key: 'usd_free', title: 'دلار "آزاد"', unit: 'ریال', source_key: 'ir_fx_free_usd' };
+  const base = { key: 'usd_free', title: 'دلار "آزاد"', unit: 'ریال', source_key: 'ir_fx_free_usd', ...NO_DAY_FIELDS };
+  const DAY_KEYS = ['day_open', 'day_high', 'day_low', 'prev_close', 'change', 'change_percent'];
+  const NULL_DAY = ',"day_open":null,"day_high":null,"day_low":null,"prev_close":null,"change":null,"change_percent":null';
 
   it('writes the fields in order with the raw number and a zoned time', () => {
     const rate: Rate = { ...base, value: '300.50', updated_at: NOW, status: 'ok', source: 'alpha' };
     const json = serialiseRate(rate, format);
     assert.equal(
       json,
-      '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال","source_key":"ir_fx_free_usd","updated_at":"2026-11-21T14:03:07+03:30","status":"ok","source":"alpha"}',
+      '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال","source_key":"ir_fx_free_usd","updated_at":"2026-11-21T14:03:07+03:30","status":"ok","source":"alpha"' + NULL_DAY + '}',
     );
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source']);
+    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source', ...DAY_KEYS]);
     assert.equal(parsed.title, 'دلار "آزاد"');
   });
 
@@ -239,12 +241,18 @@ describe('serialiseRate', () => {
     assert.ok(serialiseRate({ ...base, value: '1200000', updated_at: NOW, status: 'ok', source: 'a' }, format).includes('"value":1200000,'));
   });
 
-  it('adds stale_seconds last, only for a stale rate', () => {
+  it('adds stale_seconds before the day fields, only for a stale rate', () => {
     const json = serialiseRate({ ...base, value: '1', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 42 }, format);
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source', 'stale_seconds']);
+    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source', 'stale_seconds', ...DAY_KEYS]);
     assert.equal(parsed.stale_seconds, 42);
     assert.equal(parsed.status, 'stale');
+  });
+
+  it('writes the day fields as exact number text', () => {
+    const day = { day_open: '0.1', day_high: '123456789012345678', day_low: '0.1', prev_close: '0.2', change: '-0.1', change_percent: '-50.00' };
+    const json = serialiseRate({ ...base, ...day, value: '0.1', updated_at: NOW, status: 'ok', source: 'a' }, format);
+    assert.ok(json.endsWith(',"day_open":0.1,"day_high":123456789012345678,"day_low":0.1,"prev_close":0.2,"change":-0.1,"change_percent":-50.00}'), json);
   });
 
   it('writes nulls for an unavailable rate', () => {
@@ -262,12 +270,32 @@ describe('serialiseLegacyEntry', () => {
   const time = new ZoneTime('Asia/Tehran');
 
   it('writes title, raw value, unit, zoned time and Jalali date', () => {
-    const rate: Rate = { key: 'usd_free', title: 'دلار', unit: 'ریال', source_key: 's', value: '300.50', updated_at: NOW, status: 'ok', source: 'a' };
-    assert.equal(serialiseLegacyEntry(rate, time), '{"title":"دلار","value":300.50,"unit":"ریال","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30"}');
+    const rate: Rate = { key: 'usd_free', title: 'دلار', unit: 'ریال', source_key: 's', value: '300.50', updated_at: NOW, status: 'ok', source: 'a', ...NO_DAY_FIELDS, change: '0.50', change_percent: '0.17' };
+    assert.equal(
+      serialiseLegacyEntry(rate, time),
+      '{"title":"دلار","value":300.50,"unit":"ریال","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30","change":0.50,"change_percent":0.17,"status":"ok","stale_seconds":null}',
+    );
+  });
+
+  it('says how stale a stale value is', () => {
+    const rate: Rate = { key: 'k', title: 't', unit: 'u', source_key: 's', value: '7', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 95, ...NO_DAY_FIELDS };
+    const parsed = JSON.parse(serialiseLegacyEntry(rate, time)) as Record<string, unknown>;
+    assert.equal(parsed.status, 'stale');
+    assert.equal(parsed.stale_seconds, 95);
   });
 
   it('writes nulls when unavailable', () => {
-    const rate: Rate = { key: 'k', title: 't', unit: 'u', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null };
-    assert.deepEqual(JSON.parse(serialiseLegacyEntry(rate, time)), { title: 't', value: null, unit: 'u', updated_at: null, date_jalali: null });
+    const rate: Rate = { key: 'k', title: 't', unit: 'u', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null, ...NO_DAY_FIELDS };
+    assert.deepEqual(JSON.parse(serialiseLegacyEntry(rate, time)), {
+      title: 't',
+      value: null,
+      unit: 'u',
+      updated_at: null,
+      date_jalali: null,
+      change: null,
+      change_percent: null,
+      status: 'unavailable',
+      stale_seconds: null,
+    });
   });
 });

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendRendered, secondsToBoundary } from '../conditional.js';
 import { sendAnswer } from '../answer.js';
 import { answerDetail, readDetailRequest } from '../answer-detail.js';
+import { answerAt } from '../historical.js';
 import type { AppDeps } from '../deps.js';
 import { CatalogueQuery, CatalogueResponse, DetailParams, DetailResponse, errorResponses } from '../schemas.js';
 
@@ -48,6 +49,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         const mark = url.indexOf('?');
         const input = readDetailRequest(request.raw.rawHeaders, mark === -1 ? url : url.slice(0, mark), mark === -1 ? null : url.slice(mark + 1), request.ip, deps.time.now());
         input.requestId = request.id;
+        if (input.query !== null && new URLSearchParams(input.query).has('at')) return answerAt(deps, request, reply, input);
         const answer = answerDetail(deps, input);
         request.access = answer.access;
         request.failure = answer.failure?.error ?? null;

@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { ApiError } from '../domain/errors.js';
+import { Buckets, INTERVALS } from '../history/buckets.js';
+import { applyImport, ImportError, parseImport } from '../history/import.js';
+import { parseHistoryRange } from '../history/range.js';
+import { candleFragment, HistoryReader } from '../history/reader.js';
+import { withContext, type CliContext } from './context.js';
+import { printJson, UsageError } from './output.js';
+
+/** Bad lines printed before the rest are only counted. */
+const MAX_REPORTED_LINES = 100;
+
+export function historyCommands(program: Command): void {
+  const history = program.command('history').description('the recorded history of rates: backfill and export');
+
+  history
+    .command('import <file>')
+    .description('backfill from a CSV: "key,time,value" (values served at a time) or "key,date,open,high,low,close" (daily candles); importing a file twice changes nothing')
+    .option('--json', 'machine-readable output')
+    .action((file: string, options: { json?: boolean }) =>
+      withContext(async (context) => {
+        let text: string;
+        try {
+          text = readFileSync(file, 'utf8');
+        } catch {
+          throw new UsageError(`cannot read ${file}`);
+        }
+        const { reader, buckets } = historyOf(context);
+        const now = context.time.now();
+        let parsed;
+        try {
+          parsed = parseImport(text, context.catalogue, buckets, now);
+        } catch (error) {
+          if (!(error instanceof ImportError)) throw error;
+          for (const problem of error.problems.slice(0, MAX_REPORTED_LINES)) console.error(`nerkh: ${file} line ${problem.line}: ${problem.message}`);
+          if (error.problems.length > MAX_REPORTED_LINES) console.error(`nerkh: … and ${error.problems.length - MAX_REPORTED_LINES} more bad lines`);
+          throw new UsageError(`${file}: ${error.message}`);
+        }
+        const summary = await applyImport(parsed, context.store.history, buckets, reader.minuteRetentionStart(now));
+        if (options.json) printJson(summary);
+        else {
+          const { minute, hour, day } = summary.candles;
+          const kept = summary.kept > 0 ? `; ${summary.kept} recorded candles kept as they were` : '';
+          console.log(`imported ${summary.rows} rows from ${file}: ${minute} minute, ${hour} hourly and ${day} daily candles written${kept}`);
+        }
+      }),
+    );
+
+  history
+    .command('export <key>')
+    .description('print the candles of one reference')
+    .option('--from <when>', 'first candle: a date, a Jalali date (1405-08-10) or a date-time with an offset (default: 30 candles back)')
+    .option('--to <when>', 'last candle (default: now); a date includes that whole day')
+    .option('--interval <interval>', `candle length: ${INTERVALS.join(', ')}`, '1d')
+    .option('--format <format>', 'csv or json', 'csv')
+    .action((key: string, options: { from?: string; to?: string; interval: string; format: string }) =>
+      withContext(async (context) => {
+        if (options.format !== 'csv' && options.format !== 'json') throw new UsageError(`invalid --format "${options.format}": csv or json`);
+        const reference = context.catalogue.lookup(key);
+        if (!reference) throw new UsageError(`unknown reference "${key}"`);
+        const { reader, buckets } = historyOf(context);
+        const now = context.time.now();
+        let range;
+        try {
+          range = parseHistoryRange({ interval: options.interval, from: options.from, to: options.to }, now, buckets, reader.minuteRetentionStart(now), Infinity);
+        } catch (error) {
+          if (error instanceof ApiError) throw new UsageError(error.message.replace(/^Query parameter "(\w+)"/, '--$1'));
+          throw error;
+        }
+        const candles = await reader.candles(reference.key, range.interval, range.from, range.to);
+        const time = context.time;
+        if (options.format === 'json') {
+          // Written by hand so every value keeps its digits (JSON.stringify would go through a float).
+          console.log(
+            `{"key":${JSON.stringify(reference.key)},"interval":"${range.interval}","from":"${time.format(range.from)}","to":"${time.format(range.to)}","count":${candles.length},"candles":[` +
+              candles.map((candle) => candleFragment(candle, time)).join(',') +
+              ']}',
+          );
+          return;
+        }
+        const daily = range.interval === '1d' || range.interval === '1w';
+        // Daily candles come out in the import's own daily format, so an export can be imported elsewhere.
+        console.log(daily ? 'key,date,open,high,low,close,points' : 'key,time,open,high,low,close,points');
+        for (const c of candles) console.log(`${reference.key},${daily ? time.day(c.start) : time.format(c.start)},${c.open},${c.high},${c.low},${c.close},${c.points}`);
+      }),
+    );
+}
+
+function historyOf(context: CliContext): { reader: HistoryReader; buckets: Buckets } {
+  const buckets = new Buckets(context.time);
+  return { reader: new HistoryReader(context.store.history, buckets, context.store.health, context.config.history.minuteDays), buckets };
+}

@@ -1,0 +1,316 @@
+import { addPoint, candleOf, mergeLater, type Candle } from '../domain/candle.js';
+import type { ZoneTime } from '../domain/time.js';
+import type { DaySeed } from '../live/market-day.js';
+import type { Snapshot } from '../live/snapshot.js';
+import type { StoreHealth } from '../store/health.js';
+import { GRAINS, type Grain, type HistoryRepository, type StoredCandle } from '../store/history.js';
+import { Buckets } from './buckets.js';
+import { SourceActivity } from './activity.js';
+
+/** Candles changed since the last write go out this often: a crash loses at most this much (plus the write under way). */
+export const FLUSH_MS = 1000;
+const PRUNE_MS = 60_000;
+const DAY_MS = 86_400_000;
+/**
+ * Minute candles held while the store is away: about ten hours of every
+ * bundled reference changing every minute, some 30 MB. Past this the oldest
+ * minute candles are dropped (and counted); hourly and daily candles are
+ * always kept, so the rollups stay whole.
+ */
+const MAX_PENDING_MINUTES = 200_000;
+
+/** What the recorder listens to: the engine. */
+export interface SnapshotSource {
+  current(): Snapshot;
+  onSnapshot(listener: (snapshot: Snapshot) => void): void;
+}
+
+/** What the recorder holds unwritten, and what it had to drop: for `/metrics`. */
+export interface HistoryBacklog {
+  pendingCandles: number;
+  droppedCandles: number;
+}
+
+/** One candle the recorder keeps, of one reference at one grain. */
+interface Tracked {
+  reference: string;
+  grain: Grain;
+  candle: Candle;
+}
+
+/** The last value recorded for a reference, and the calendar day it was recorded in. */
+interface LastPoint {
+  value: string;
+  source: string;
+  updatedAt: number;
+  day: string;
+}
+
+type Starts = Record<Grain, number>;
+
+/**
+ * Records every served value at one-minute grain, with hourly and daily
+ * rollups kept alongside as values arrive. A point is a value served anew: a
+ * change of value, source or update time, and the value still served at the
+ * first snapshot of each calendar day, so every day with a value has a candle
+ * and opens where the market day does.
+ *
+ * Changed candles are written whole (insert or replace) once a second, all
+ * grains in one transaction, and on stop. While the store is away a batch
+ * that failed is retried unchanged and newer changes wait behind it, bounded;
+ * writing a whole candle twice changes nothing, so a retry is always safe.
+ * Before its first write the recorder loads the candles stored for the
+ * minute, hour and day it is in, so a restart continues them instead of
+ * overwriting them.
+ */
+export class HistoryRecorder {
+  private readonly buckets: Buckets;
+  /** Per reference: the newest candle of each grain (and the one before it, which may not be written yet). */
+  private readonly open = new Map<string, Partial<Record<Grain, Tracked>>>();
+  private readonly before = new Map<string, Partial<Record<Grain, Candle>>>();
+  /** Per reference: bumped by every point, so a cache of its candles knows when to look again. */
+  private readonly versions = new Map<string, number>();
+  private readonly last = new Map<string, LastPoint>();
+  private readonly dirty: Record<Grain, Set<Tracked>> = { minute: new Set(), hour: new Set(), day: new Set() };
+  private unwritten: StoredCandle[] | null = null;
+  private seeded = false;
+  private observedDay = '';
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private nextPrune = 0;
+  private dropped = 0;
+  private source: SnapshotSource | null = null;
+  readonly activity = new SourceActivity();
+
+  constructor(
+    private readonly repository: HistoryRepository,
+    private readonly time: ZoneTime,
+    private readonly health: StoreHealth,
+    private readonly minuteDays: number,
+    private readonly onError: (error: unknown) => void = () => {},
+    private readonly maxPendingMinutes = MAX_PENDING_MINUTES,
+  ) {
+    this.buckets = new Buckets(time);
+  }
+
+  /**
+   * Load what the store holds of the current minute, hour and day, and return
+   * each reference's market day for the engine. A store that fails here is
+   * tried again before the first write; the market days then start empty.
+   */
+  async load(): Promise<Map<string, DaySeed>> {
+    try {
+      return await this.seed(this.time.now());
+    } catch (error) {
+      this.onError(error);
+      return new Map();
+    }
+  }
+
+  /** Listen to the engine and start writing. */
+  start(source: SnapshotSource): void {
+    this.source = source;
+    source.onSnapshot((snapshot) => this.observe(snapshot, snapshot.builtAt));
+    this.observe(source.current(), this.time.now());
+    this.timer = setInterval(() => this.tick(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** Stop the timer and write everything still pending. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  /** Record the values of a snapshot served from `at` on. */
+  observe(snapshot: Snapshot, at: number): void {
+    const day = this.time.day(at);
+    let starts: Starts | null = null;
+    for (const [key, prepared] of snapshot.rates) {
+      const { value, source, updated_at: updatedAt } = prepared.rate;
+      if (value === null || source === null || updatedAt === null) continue;
+      const last = this.last.get(key);
+      if (last && last.day === day && last.value === value && last.source === source && last.updatedAt === updatedAt) continue;
+      starts ??= this.startsAt(at);
+      this.record(key, value, source, updatedAt, starts);
+      this.last.set(key, { value, source, updatedAt, day });
+      this.activity.count(source, at);
+    }
+    this.observedDay = day;
+  }
+
+  /**
+   * The newest candles of a reference at a grain, oldest first, written or
+   * not: queries lay them over what the store returns, so they see every
+   * value served, also in the second before it is written.
+   */
+  recent(reference: string, grain: Grain): Candle[] {
+    const latest = this.open.get(reference)?.[grain]?.candle;
+    const before = this.before.get(reference)?.[grain];
+    return latest ? (before ? [before, latest] : [latest]) : [];
+  }
+
+  /** Changes whenever a value of the reference is recorded. */
+  version(reference: string): number {
+    return this.versions.get(reference) ?? 0;
+  }
+
+  backlog(): HistoryBacklog {
+    const pending = this.dirty.minute.size + this.dirty.hour.size + this.dirty.day.size + (this.unwritten?.length ?? 0);
+    return { pendingCandles: pending, droppedCandles: this.dropped };
+  }
+
+  /** Write what is pending; one flush at a time (a call during one runs after it). */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    this.flushing = this.writePending().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private tick(): void {
+    const now = this.time.now();
+    // A new day opens with the values still served, even when no snapshot comes to say so.
+    if (this.source && this.time.day(now) !== this.observedDay) this.observe(this.source.current(), now);
+    if (!this.flushing) void this.flush();
+  }
+
+  private startsAt(at: number): Starts {
+    return { minute: this.buckets.start(at, '1m'), hour: this.buckets.start(at, '1h'), day: this.buckets.start(at, '1d') };
+  }
+
+  private record(reference: string, value: string, source: string, updatedAt: number, starts: Starts): void {
+    let open = this.open.get(reference);
+    if (!open) this.open.set(reference, (open = {}));
+    for (const grain of GRAINS) {
+      let tracked = open[grain];
+      // A clock stepping back keeps adding to the newest candle rather than replace an older one whole.
+      if (tracked && tracked.candle.start >= starts[grain]) {
+        addPoint(tracked.candle, value, source, updatedAt);
+      } else {
+        if (tracked) this.before.set(reference, { ...this.before.get(reference), [grain]: tracked.candle });
+        tracked = { reference, grain, candle: candleOf(starts[grain], value, source, updatedAt) };
+        open[grain] = tracked;
+      }
+      this.markDirty(tracked);
+    }
+    this.versions.set(reference, this.version(reference) + 1);
+  }
+
+  private markDirty(tracked: Tracked): void {
+    const set = this.dirty[tracked.grain];
+    if (set.has(tracked)) return;
+    set.add(tracked);
+    if (tracked.grain === 'minute' && set.size > this.maxPendingMinutes) {
+      set.delete(set.values().next().value!);
+      this.dropped++;
+    }
+  }
+
+  private async writePending(): Promise<void> {
+    // A store known to be away is not written to; its ping brings it back.
+    if (!this.health.reachable) return;
+    const now = this.time.now();
+    try {
+      if (!this.seeded) await this.seed(now);
+      const retry = this.unwritten !== null;
+      const batch = this.unwritten ?? this.cut();
+      if (batch.length > 0) {
+        this.unwritten = batch;
+        // A batch held back by an outage lands in the settled past: readers' caches must look again.
+        await this.repository.write(batch, retry);
+        this.unwritten = null;
+        this.health.succeeded(now);
+        // What waited behind a retried batch goes out now rather than a second later.
+        if (retry) return this.writePending();
+      }
+    } catch (error) {
+      // The store's health says so (and is logged where it changes); the batch waits for the next tick.
+      this.health.failed(error, now);
+      return;
+    }
+    await this.prune(now);
+  }
+
+  /** Everything changed since the last cut, copied: a batch is never touched by later points. */
+  private cut(): StoredCandle[] {
+    const rows: StoredCandle[] = [];
+    for (const grain of GRAINS) {
+      for (const { reference, candle } of this.dirty[grain]) rows.push({ grain, reference, candle: { ...candle } });
+      this.dirty[grain].clear();
+    }
+    return rows;
+  }
+
+  /** Minute candles past the retention go, once a minute; a failure waits for the next minute. */
+  private async prune(now: number): Promise<void> {
+    if (now < this.nextPrune) return;
+    this.nextPrune = now + PRUNE_MS;
+    try {
+      await this.repository.pruneBefore('minute', now - this.minuteDays * DAY_MS);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  /**
+   * Continue the candles the store already holds: for every candle this
+   * process holds (and the current minute, hour and day), the stored candle of
+   * the same start comes first and what was recorded here is folded in after
+   * it. Then each reference's last recorded value, so an unchanged value is
+   * not recorded again. Returns the market days for the engine.
+   */
+  private async seed(now: number): Promise<Map<string, DaySeed>> {
+    const current = this.startsAt(now);
+    // What this process already holds (only when an earlier load failed), by grain, start and reference.
+    const mine = new Map<string, Tracked>();
+    const id = (grain: Grain, start: number, reference: string) => `${grain} ${start} ${reference}`;
+    for (const open of this.open.values()) for (const tracked of Object.values(open)) mine.set(id(tracked.grain, tracked.candle.start, tracked.reference), tracked);
+    for (const grain of GRAINS) for (const tracked of this.dirty[grain]) mine.set(id(grain, tracked.candle.start, tracked.reference), tracked);
+
+    const todays = new Map<string, Candle>();
+    for (const grain of GRAINS) {
+      const starts = new Set([current[grain]]);
+      for (const tracked of mine.values()) if (tracked.grain === grain) starts.add(tracked.candle.start);
+      for (const start of starts) {
+        const stored = await this.repository.startingAt(grain, start);
+        if (grain === 'day' && start === current.day) for (const [reference, candle] of stored) todays.set(reference, { ...candle });
+        for (const [reference, candle] of stored) {
+          const held = mine.get(id(grain, start, reference));
+          if (held) {
+            const merged = { ...candle };
+            mergeLater(merged, held.candle);
+            Object.assign(held.candle, merged);
+          } else if (start === current[grain]) {
+            const open = this.open.get(reference) ?? {};
+            if (!open[grain]) open[grain] = { reference, grain, candle };
+            this.open.set(reference, open);
+          }
+        }
+      }
+    }
+    const today = current.day;
+    const previous = await this.repository.latestBefore('day', today);
+
+    const seeds = new Map<string, DaySeed>();
+    for (const reference of new Set([...todays.keys(), ...previous.keys()])) {
+      const day = todays.get(reference);
+      const before = previous.get(reference);
+      const latest = (day ?? before)!;
+      seeds.set(reference, {
+        day: this.time.day(latest.start),
+        open: latest.open,
+        high: latest.high,
+        low: latest.low,
+        close: latest.close,
+        prevClose: day && before ? before.close : null,
+      });
+      if (!this.last.has(reference)) this.last.set(reference, { value: latest.close, source: latest.source, updatedAt: latest.closeAt, day: this.time.day(latest.start) });
+    }
+    await this.activity.load(this.repository, now);
+    this.seeded = true;
+    return seeds;
+  }
+}

@@ -1,0 +1,252 @@
+import type Sqlite from 'better-sqlite3';
+import { sql, type Kysely } from 'kysely';
+import type { Candle } from '../domain/candle.js';
+import type { Database, HistoryCandlesTable } from './schema.js';
+
+/** The stored grains: minute candles (kept for a while), hourly and daily rollups (kept forever). */
+export type Grain = 'minute' | 'hour' | 'day';
+export const GRAINS: readonly Grain[] = ['minute', 'hour', 'day'];
+
+const TABLES = { minute: 'history_minute', hour: 'history_hour', day: 'history_day' } as const;
+/** Rows per statement: well inside both dialects' limits on bound parameters. */
+const CHUNK_ROWS = 500;
+
+/** A candle of one reference at one grain, as written. */
+export interface StoredCandle {
+  grain: Grain;
+  reference: string;
+  candle: Candle;
+}
+
+/** Values served per source and ten-minute bucket: what the status page draws. */
+export interface SourceActivity {
+  source: string;
+  bucket: number;
+  points: number;
+}
+
+/** The row of `store_revision` that counts history changes (row 1 counts account and key changes). */
+const HISTORY_REVISION = 2;
+
+const COLUMNS = ['start', 'open', 'high', 'low', 'close', 'points', 'source', 'close_at'] as const;
+
+/** The candle tables: written in batches by the recorder and the import, read by history queries. */
+export class HistoryRepository {
+  private readonly prepared: PreparedSqlite | null;
+
+  /**
+   * `sqlite`: the embedded database's own handle. Its writes and range reads
+   * then go through statements prepared once, which cost a fraction of
+   * building each through the query builder (the recorder writes every
+   * second, and the SQLite driver blocks the event loop while it does).
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    sqlite?: Sqlite.Database,
+  ) {
+    this.prepared = sqlite ? new PreparedSqlite(sqlite) : null;
+  }
+
+  /** Run `work` in one transaction, with a repository bound to it. */
+  transaction<T>(work: (repository: HistoryRepository) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => work(new HistoryRepository(trx)));
+  }
+
+  /**
+   * Insert or replace candles whole, in one transaction: one statement per
+   * grain (per 500 rows). A candle is always written with its full state, so
+   * writing the same candle again changes nothing.
+   */
+  async write(rows: readonly StoredCandle[], bumpRevision = false): Promise<void> {
+    if (rows.length === 0) return;
+    if (this.prepared) return this.prepared.write(rows, bumpRevision);
+    await this.db.transaction().execute(async (trx) => {
+      const repository = new HistoryRepository(trx);
+      await repository.writeRows(rows);
+      if (bumpRevision) await repository.bumpRevision();
+    });
+  }
+
+  /**
+   * The history revision: bumped by every change to the settled past (an
+   * import, a batch written late), so readers drop what they cached of it.
+   */
+  async revision(): Promise<number> {
+    const row = await this.db.selectFrom('store_revision').select('revision').where('id', '=', HISTORY_REVISION).executeTakeFirst();
+    return Number(row?.revision ?? 0);
+  }
+
+  async bumpRevision(): Promise<void> {
+    await this.db.updateTable('store_revision').set({ revision: sql`revision + 1` }).where('id', '=', HISTORY_REVISION).execute();
+  }
+
+  /** `write` inside a transaction already open. */
+  async writeRows(rows: readonly StoredCandle[]): Promise<void> {
+    for (const grain of GRAINS) {
+      const values = rows.filter((row) => row.grain === grain).map(({ reference, candle }) => toRow(reference, candle));
+      for (let i = 0; i < values.length; i += CHUNK_ROWS) {
+        await this.db
+          .insertInto(TABLES[grain] as 'history_minute')
+          .values(values.slice(i, i + CHUNK_ROWS))
+          .onConflict((oc) =>
+            oc.columns(['reference', 'start']).doUpdateSet((eb) => ({
+              open: eb.ref('excluded.open'),
+              high: eb.ref('excluded.high'),
+              low: eb.ref('excluded.low'),
+              close: eb.ref('excluded.close'),
+              points: eb.ref('excluded.points'),
+              source: eb.ref('excluded.source'),
+              close_at: eb.ref('excluded.close_at'),
+            })),
+          )
+          .execute();
+      }
+    }
+  }
+
+  /** A reference's candles with `from <= start < to`, oldest first. */
+  async range(grain: Grain, reference: string, from: number, to: number): Promise<Candle[]> {
+    if (this.prepared) return this.prepared.range(grain, reference, from, to);
+    const rows = await this.db
+      .selectFrom(TABLES[grain] as 'history_minute')
+      .select(COLUMNS)
+      .where('reference', '=', reference)
+      .where('start', '>=', from)
+      .where('start', '<', to)
+      .orderBy('start')
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  /** A reference's last candle starting at or before `at`. */
+  async lastAtOrBefore(grain: Grain, reference: string, at: number): Promise<Candle | null> {
+    const row = await this.db
+      .selectFrom(TABLES[grain] as 'history_minute')
+      .select(COLUMNS)
+      .where('reference', '=', reference)
+      .where('start', '<=', at)
+      .orderBy('start', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? fromRow(row) : null;
+  }
+
+  /** Every reference's candle starting exactly at `start`. */
+  async startingAt(grain: Grain, start: number): Promise<Map<string, Candle>> {
+    const rows = await this.db
+      .selectFrom(TABLES[grain] as 'history_minute')
+      .select(['reference', ...COLUMNS])
+      .where('start', '=', start)
+      .execute();
+    return new Map(rows.map((row) => [row.reference, fromRow(row)]));
+  }
+
+  /** Every reference's last candle starting before `before`. */
+  async latestBefore(grain: Grain, before: number): Promise<Map<string, Candle>> {
+    const table = TABLES[grain] as 'history_minute';
+    const rows = await this.db
+      .selectFrom(table)
+      .innerJoin(
+        (eb) => eb.selectFrom(table).select(['reference', (e) => e.fn.max('start').as('last')]).where('start', '<', before).groupBy('reference').as('latest'),
+        (join) => join.onRef('latest.reference', '=', `${table}.reference`).onRef('latest.last', '=', `${table}.start`),
+      )
+      .select([`${table}.reference`, ...COLUMNS.map((column) => `${table}.${column}` as const)])
+      .execute();
+    return new Map(rows.map((row) => [row.reference, fromRow(row)]));
+  }
+
+  /** Delete candles starting before `before`; returns how many went. */
+  async pruneBefore(grain: Grain, before: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom(TABLES[grain] as 'history_minute')
+      .where('start', '<', before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** True when no candle of any grain is stored. */
+  async isEmpty(): Promise<boolean> {
+    for (const grain of GRAINS) {
+      const row = await this.db
+        .selectFrom(TABLES[grain] as 'history_minute')
+        .select('start')
+        .limit(1)
+        .executeTakeFirst();
+      if (row) return false;
+    }
+    return true;
+  }
+
+  /** Points per closing source and bucket of `bucketMs` in the minute candles since `since`. */
+  async activity(since: number, bucketMs: number): Promise<SourceActivity[]> {
+    const bucket = sql<number>`start - (start % ${sql.lit(bucketMs)})`;
+    const rows = await this.db
+      .selectFrom('history_minute')
+      .select(['source', bucket.as('bucket'), (eb) => eb.fn.sum<number>('points').as('points')])
+      .where('start', '>=', since)
+      .groupBy(['source', bucket])
+      .execute();
+    return rows.map((row) => ({ source: row.source, bucket: Number(row.bucket), points: Number(row.points) }));
+  }
+}
+
+function toRow(reference: string, candle: Candle): HistoryCandlesTable {
+  return {
+    reference,
+    start: candle.start,
+    open: candle.open,
+    high: candle.high,
+    low: candle.low,
+    close: candle.close,
+    points: candle.points,
+    source: candle.source,
+    close_at: candle.closeAt,
+  };
+}
+
+function fromRow(row: Omit<HistoryCandlesTable, 'reference'>): Candle {
+  return {
+    start: Number(row.start),
+    open: row.open,
+    high: row.high,
+    low: row.low,
+    close: row.close,
+    points: Number(row.points),
+    source: row.source,
+    closeAt: Number(row.close_at),
+  };
+}
+
+/** The embedded database's hot statements, prepared once per grain. */
+class PreparedSqlite {
+  private readonly upserts: Record<Grain, Sqlite.Statement>;
+  private readonly ranges: Record<Grain, Sqlite.Statement>;
+  private readonly bump: Sqlite.Statement;
+  private readonly writeAll: (rows: readonly StoredCandle[], bumpRevision: boolean) => void;
+
+  constructor(sqlite: Sqlite.Database) {
+    const upsert = (table: string) =>
+      sqlite.prepare(
+        `insert into ${table} (reference, start, open, high, low, close, points, source, close_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+          'on conflict (reference, start) do update set open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, ' +
+          'points = excluded.points, source = excluded.source, close_at = excluded.close_at',
+      );
+    const range = (table: string) => sqlite.prepare(`select start, open, high, low, close, points, source, close_at from ${table} where reference = ? and start >= ? and start < ? order by start`).raw(true);
+    this.upserts = { minute: upsert(TABLES.minute), hour: upsert(TABLES.hour), day: upsert(TABLES.day) };
+    this.ranges = { minute: range(TABLES.minute), hour: range(TABLES.hour), day: range(TABLES.day) };
+    this.bump = sqlite.prepare(`update store_revision set revision = revision + 1 where id = ${HISTORY_REVISION}`);
+    this.writeAll = sqlite.transaction((rows: readonly StoredCandle[], bumpRevision: boolean) => {
+      for (const { grain, reference, candle: c } of rows) this.upserts[grain].run(reference, c.start, c.open, c.high, c.low, c.close, c.points, c.source, c.closeAt);
+      if (bumpRevision) this.bump.run();
+    });
+  }
+
+  write(rows: readonly StoredCandle[], bumpRevision: boolean): void {
+    this.writeAll(rows, bumpRevision);
+  }
+
+  range(grain: Grain, reference: string, from: number, to: number): Candle[] {
+    const rows = this.ranges[grain].all(reference, from, to) as [number, string, string, string, string, number, string, number][];
+    return rows.map(([start, open, high, low, close, points, source, closeAt]) => ({ start, open, high, low, close, points, source, closeAt }));
+  }
+}

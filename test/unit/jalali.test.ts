@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { gregorianOfJalali } from '../../src/domain/jalali.js';
+import { ZoneTime } from '../../src/domain/time.js';
+import { parseTimeInput, readTimeInput } from '../../src/history/range.js';
+
+describe('Jalali dates', () => {
+  it('converts to Gregorian as the persian calendar says', () => {
+    assert.deepEqual(gregorianOfJalali(1405, 8, 10), [2026, 11, 1]);
+    assert.deepEqual(gregorianOfJalali(1405, 8, 30), [2026, 11, 21]);
+    assert.deepEqual(gregorianOfJalali(1405, 1, 1), [2026, 3, 21]);
+    assert.deepEqual(gregorianOfJalali(1404, 1, 1), [2025, 3, 21]);
+    assert.deepEqual(gregorianOfJalali(1403, 12, 30), [2025, 3, 20], 'Esfand 30 of a leap year');
+    assert.deepEqual(gregorianOfJalali(1399, 10, 11), [2020, 12, 31]);
+    assert.deepEqual(gregorianOfJalali(1399, 10, 12), [2021, 1, 1]);
+  });
+
+  it('round-trips every day of several years through the formatter that writes Jalali dates', () => {
+    const time = new ZoneTime('UTC');
+    for (let day = Date.UTC(2019, 0, 1); day < Date.UTC(2030, 0, 1); day += 86_400_000) {
+      const [y, m, d] = time.jalaliDate(day).split('/').map(Number) as [number, number, number];
+      const date = new Date(day);
+      assert.deepEqual(gregorianOfJalali(y, m, d), [date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()], time.jalaliDate(day));
+    }
+  });
+
+  it('refuses days the calendar does not have', () => {
+    assert.equal(gregorianOfJalali(1404, 12, 30), null, 'Esfand 30 of a common year');
+    assert.equal(gregorianOfJalali(1405, 7, 31), null);
+    assert.equal(gregorianOfJalali(1405, 13, 1), null);
+    assert.equal(gregorianOfJalali(1405, 0, 1), null);
+    assert.equal(gregorianOfJalali(1405, 1, 0), null);
+  });
+});
+
+describe('time input (from, to, at, CSV dates)', () => {
+  it('reads Gregorian dates, Jalali dates (year below 1700) and date-times with an offset', () => {
+    assert.deepEqual(parseTimeInput('from', '2026-11-01'), { day: [2026, 11, 1] });
+    assert.deepEqual(parseTimeInput('from', '1405-08-10'), { day: [2026, 11, 1] });
+    assert.deepEqual(parseTimeInput('from', '2026-11-01T10:00:00+03:30'), { instant: Date.parse('2026-11-01T06:30:00Z') });
+    assert.deepEqual(parseTimeInput('from', '2026-11-01T06:30:00Z'), { instant: Date.parse('2026-11-01T06:30:00Z') });
+  });
+
+  it('names the parameter and says what is wrong', () => {
+    for (const [text, why] of [
+      ['2026-02-30', /not a calendar date/],
+      ['1404-12-30', /not a date of the Jalali calendar/],
+      ['2026-11-01T10:00:00', /date-time with an offset/],
+      ['yesterday', /date-time with an offset/],
+      ['2026-11-01T25:00:00+03:30', /date-time with an offset/],
+    ] as const) {
+      assert.throws(
+        () => parseTimeInput('to', text),
+        (error: Error & { code?: string }) => error.code === 'INVALID_PARAMETER' && error.message.startsWith('Query parameter "to" is invalid') && why.test(error.message),
+        text,
+      );
+      assert.ok('error' in readTimeInput(text));
+    }
+  });
+});
