@@ -20,7 +20,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { openHistory } from './history/open.js';
-import { backfillDemoHistory } from './demo/backfill.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -68,10 +67,11 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const monitor = new SourceMonitor(config.sources, time.clock, { logger });
   const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
   const history = openHistory(store, time, config.history.minuteDays, logger);
-  if (config.demo) await backfillDemoHistory(store.history, catalogue, time, logger);
   engine.seedDays(await history.recorder.load());
   await engine.start();
   history.recorder.start(engine);
+  // The demo's believable past (`nerkh demo-backfill`-style, src/demo/backfill.ts) is not written at start: it
+  // blocks the event loop for seconds (synchronous SQLite), which a first start cannot afford.
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
   const snapshots = new SnapshotHistory(engine.current(), longest);
   engine.onSnapshot((snapshot) => snapshots.push(snapshot));
