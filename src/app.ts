@@ -12,6 +12,7 @@ import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
 import { ApiError } from './domain/errors.js';
 import { operationalRoutes } from './http/routes/operational.js';
+import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -130,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
+  await app.register(pageRoutes());
   app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   return app;
 }
