@@ -11,6 +11,7 @@ import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
 import { ApiError } from './domain/errors.js';
+import { finishDocument } from './http/openapi.js';
 import { operationalRoutes } from './http/routes/operational.js';
 import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
@@ -112,9 +113,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         title: 'Nerkh market rates API',
         version: '1.0.0',
         description: 'Read-only rates for gold, coins, currencies, metals, energy and crypto. Send your key in the x-api-key header.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },
+    transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject, [{ url: '/', description: 'The server that serves this document' }]),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false, uiConfig: { docExpansion: 'list', deepLinking: true } });
