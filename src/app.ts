@@ -11,7 +11,8 @@ import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
 import { ApiError } from './domain/errors.js';
-import { finishDocument } from './http/openapi.js';
+import { apiDescription, finishDocument } from './http/openapi.js';
+import { DOCS_LOGO, DOCS_THEME } from './web/docs-brand.js';
 import { operationalRoutes } from './http/routes/operational.js';
 import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
@@ -112,7 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       info: {
         title: 'Nerkh market rates API',
         version: '1.0.0',
-        description: 'Read-only rates for gold, coins, currencies, metals, energy and crypto. Send your key in the x-api-key header.',
+        description: apiDescription(),
         license: { name: 'MIT', identifier: 'MIT' },
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
@@ -120,7 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject, [{ url: '/', description: 'The server that serves this document' }]),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false, logo: DOCS_LOGO, theme: DOCS_THEME, uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   // CORS preflight for every path: the per-account origin rule applies to the real request, which carries the key.
   app.options('/*', { schema: { hide: true } }, async (request, reply) => {

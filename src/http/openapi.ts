@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { DEFAULT_MESSAGES, ERROR_STATUS, type ErrorCode } from '../domain/errors.js';
 
 /**
  * The finishing pass over the document @fastify/swagger generates from the
@@ -128,4 +129,27 @@ function usedSchemas(schemas: Record<string, Json>, paths: unknown): Record<stri
   };
   visit(paths);
   return Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
+}
+
+/** The document's description: how to call, then the error codes and headers, generated from the code that uses them. */
+export function apiDescription(): string {
+  const errors = (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `| \`${code}\` | ${ERROR_STATUS[code]} | ${DEFAULT_MESSAGES[code]} |`);
+  const headers = Object.entries(RESPONSE_HEADERS).map(([name, h]) => `| \`${name}\` | ${String(h.description).replace(/\|/g, '\\|')} |`);
+  return [
+    'Read-only market rates for gold, coins, currencies, metals, energy and crypto, mostly in Iranian rial.',
+    'Send your key in the `x-api-key` header. Only GET, HEAD and OPTIONS are answered.',
+    '',
+    '## Errors',
+    'Every error has the same body: `{success: false, status: "error", generated_at, error, message, request_id}`. `error` is one of:',
+    '',
+    '| error | HTTP status | meaning |',
+    '| --- | --- | --- |',
+    ...errors,
+    '',
+    '## Response headers',
+    '',
+    '| header | meaning |',
+    '| --- | --- |',
+    ...headers,
+  ].join('\n');
 }

@@ -85,3 +85,31 @@ describe('OpenAPI document', () => {
     assert.match(response.body, /^# HELP /m);
   });
 });
+
+describe('/docs', () => {
+  let harness: Harness;
+  before(async () => {
+    harness = await startHarness();
+  });
+  after(() => harness.close());
+
+  it('is branded Nerkh, without the framework logo', async () => {
+    const page = await harness.app.inject({ url: '/docs/' });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<title>Nerkh API reference/);
+    assert.doesNotMatch(page.body, /<title>Swagger UI/);
+    const initializer = await harness.app.inject({ url: '/docs/static/swagger-initializer.js' });
+    assert.equal(initializer.statusCode, 200);
+    const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(initializer.body);
+    assert.ok(logo, 'a logo replaces the framework one');
+    assert.match(Buffer.from(logo[1]!, 'base64').toString('utf8'), /Nerkh/);
+  });
+
+  it('describes every error code and the response headers, from the code that defines them', async () => {
+    const { ERROR_STATUS } = await import('../../src/domain/errors.js');
+    const document = JSON.parse((await harness.app.inject({ url: '/openapi.json' })).body) as Json;
+    const description = String(document.info.description);
+    for (const [code, status] of Object.entries(ERROR_STATUS)) assert.ok(description.includes(`| \`${code}\` | ${status} |`), `${code} in the error table`);
+    for (const name of ['ETag', 'RateLimit', 'Retry-After', 'X-Request-Id']) assert.ok(description.includes(`| \`${name}\` |`), `${name} in the header table`);
+  });
+});
