@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { ACCOUNT_PAGE, ACCOUNT_SCRIPT } from '../../web/account-page.js';
+import { LOGO_SVG } from '../../web/docs-brand.js';
 import { HOME_PAGE } from '../../web/home-page.js';
 import { NoQuery } from '../schemas.js';
 
@@ -20,6 +21,7 @@ export function pageRoutes(): FastifyPluginAsyncTypebox {
     page('/', 'text/html; charset=utf-8', HOME_PAGE);
     page('/account', 'text/html; charset=utf-8', ACCOUNT_PAGE);
     page('/account/account.js', 'text/javascript; charset=utf-8', ACCOUNT_SCRIPT);
+    page('/favicon.ico', 'image/svg+xml', LOGO_SVG, 'public, max-age=86400');
     page('/account/uplot.js', 'text/javascript; charset=utf-8', uplotScript, 'public, max-age=86400');
     page('/account/uplot.css', 'text/css; charset=utf-8', uplotStyle, 'public, max-age=86400');
   };
