@@ -46,9 +46,10 @@ async function main() {
     const env = benchEnvironment(work);
     writeSources(work);
     const cli = (...args: string[]) => execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
+    // Seeding opens (and so creates) the store; the admin commands refuse to create one.
+    const seeded = await seedAccounts(env, ACCOUNTS);
     cli('accounts', 'add', 'bench', '--plan', 'bench');
     const { key } = JSON.parse(cli('keys', 'issue', 'bench', '--json')) as { key: string };
-    const seeded = await seedAccounts(env, ACCOUNTS);
 
     const server = await startServer(env, children);
     const serverPid = server.child.pid!;

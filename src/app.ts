@@ -11,8 +11,11 @@ import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
 import { ApiError } from './domain/errors.js';
+import { apiDescription, finishDocument } from './http/openapi.js';
+import { DOCS_LOGO, DOCS_THEME } from './web/docs-brand.js';
 import { operationalRoutes } from './http/routes/operational.js';
 import { historyRoutes } from './http/routes/history.js';
+import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -111,13 +114,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       info: {
         title: 'Nerkh market rates API',
         version: '1.0.0',
-        description: 'Read-only rates for gold, coins, currencies, metals, energy and crypto. Send your key in the x-api-key header.',
+        description: apiDescription(),
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },
+    transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject, [{ url: '/', description: 'The server that serves this document' }]),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false, logo: DOCS_LOGO, theme: DOCS_THEME, uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   // CORS preflight for every path: the per-account origin rule applies to the real request, which carries the key.
   app.options('/*', { schema: { hide: true } }, async (request, reply) => {
@@ -132,6 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
+  await app.register(pageRoutes());
   app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   return app;
 }

@@ -63,6 +63,8 @@ export interface AppConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** Where `dataDir` came from, for help text and error messages. */
+  dataDirOrigin: 'NERKH_DATA_DIR' | 'default ./var';
   databaseUrl: string | null;
   redisUrl: string | null;
   /** Namespaces every Redis key and channel (`NERKH_REDIS_PREFIX`), so several deployments can share one Redis. */
@@ -70,6 +72,8 @@ export interface AppConfig {
   logLevel: string;
   /** The config file read, or null for the built-in demo setup. */
   configPath: string | null;
+  /** Where `configPath` came from, for help text and error messages. */
+  configOrigin: 'NERKH_CONFIG' | './nerkh.config.json' | 'built-in demo';
   /** True when the demo sources (and their feeder) are in use. */
   demo: boolean;
   sources: SourceConfig[];
@@ -118,11 +122,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     port: envInteger(env, 'NERKH_PORT', 8080, 0, 65_535),
     host: env.NERKH_HOST || '127.0.0.1',
     dataDir,
+    dataDirOrigin: env.NERKH_DATA_DIR ? 'NERKH_DATA_DIR' : 'default ./var',
     databaseUrl: env.NERKH_DATABASE_URL || null,
     redisUrl: env.NERKH_REDIS_URL || null,
     redisPrefix: envPattern(env, 'NERKH_REDIS_PREFIX', 'nerkh:', /^[A-Za-z0-9_.:{}-]{1,64}$/, 'up to 64 letters, digits or _ . : { } -'),
     logLevel: envChoice(env, 'NERKH_LOG_LEVEL', 'info', LOG_LEVELS),
     configPath,
+    configOrigin: env.NERKH_CONFIG ? 'NERKH_CONFIG' : configPath ? './nerkh.config.json' : 'built-in demo',
     demo: !file.sources,
     sources,
     sourcePriority: file.source_priority ?? {},

@@ -20,7 +20,12 @@ export async function serve(): Promise<void> {
   if (runtime.demoKey) {
     console.log(`  demo account "demo" (plan pro) created; its API key, shown once:`);
     console.log(`  ${runtime.demoKey}`);
-    console.log(`  try: curl -H 'x-api-key: ${runtime.demoKey}' ${address}/v1/rates/usd_free,coin_emami,gold_18k`);
+    console.log(`  try: export KEY=${runtime.demoKey}; curl -H "x-api-key: $KEY" ${address}/v1/rates/usd_free,coin_emami,gold_18k`);
+  } else {
+    // Only the first start on an empty store creates the demo account; later starts must say how to get a key.
+    const where = config.databaseUrl ? 'the database' : config.dataDir;
+    const why = config.demo ? `accounts already exist in ${where}` : 'a demo key is printed only for the built-in demo setup';
+    console.log(`  no key printed (${why}). Get one with \`npx nerkh keys issue demo\` (any account: \`npx nerkh accounts list\`), run from this directory with the same environment`);
   }
 
   let stopping = false;

@@ -33,6 +33,12 @@ function accountRow(account: Account) {
   };
 }
 
+/** One readable line: "plan basic, status active, references 2, origins any, overrides requests_per_minute=100". */
+function describeAccount(account: Account): string {
+  const row = accountRow(account);
+  return `plan ${row.plan}, status ${row.status}, references ${row.references}, origins ${row.origins}, overrides ${row.overrides || 'none'}`;
+}
+
 export function accountCommands(program: Command): void {
   const accounts = program.command('accounts').description('manage accounts');
 
@@ -102,7 +108,7 @@ export function accountCommands(program: Command): void {
 
         const updated = (await context.store.accounts.update(username, changes))!;
         if (options.json) printJson(updated);
-        else console.log(`account ${updated.username} updated: ${JSON.stringify(accountRow(updated))}`);
+        else console.log(`account ${updated.username} updated: ${describeAccount(updated)}`);
       }),
     );
 }

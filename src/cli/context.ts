@@ -1,9 +1,13 @@
+import { existsSync } from 'node:fs';
 import { loadReferenceData } from '../config-checks.js';
 import { loadConfig, type AppConfig } from '../config.js';
 import type { Plan } from '../domain/plan.js';
 import { ZoneTime } from '../domain/time.js';
+import { sqliteFileIn } from '../store/db.js';
+import { redactUrl } from '../store/errors.js';
 import { Store } from '../store/store.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import { UsageError } from './output.js';
 
 /** What an admin command works with: the same config, plans and store as the server. */
 export interface CliContext {
@@ -14,13 +18,40 @@ export interface CliContext {
   time: ZoneTime;
 }
 
-export async function withContext<T>(work: (context: CliContext) => Promise<T>): Promise<T> {
+/** The config, catalogue and plans, without the store (for commands that read no account). */
+export function referenceContext(): Omit<CliContext, 'store'> {
   const config = loadConfig();
   const { catalogue, plans } = loadReferenceData(config);
+  return { config, catalogue, plans, time: new ZoneTime(config.timezone) };
+}
+
+/**
+ * Open the server's store and run `work` against it. Only `serve` creates a
+ * database: an admin command run from the wrong directory must not report
+ * success against a fresh empty store that the server never reads.
+ */
+export async function withContext<T>(work: (context: CliContext) => Promise<T>): Promise<T> {
+  const reference = referenceContext();
+  const { config } = reference;
+  if (!config.databaseUrl && !existsSync(sqliteFileIn(config.dataDir))) {
+    throw new UsageError(
+      `no database at ${sqliteFileIn(config.dataDir)} (data directory from ${config.dataDirOrigin}); run this where the server runs, or set NERKH_DATA_DIR (or NERKH_DATABASE_URL) to the server's; \`nerkh serve\` creates it`,
+    );
+  }
   const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    return await work({ config, catalogue, plans, store, time: new ZoneTime(config.timezone) });
+    return await work({ ...reference, store });
   } finally {
     await store.close();
   }
+}
+
+/** Where the commands look: printed by `nerkh --help`, so a wrong directory shows before it bites. */
+export function describeSetup(config: AppConfig): string {
+  const database = config.databaseUrl ? `PostgreSQL ${redactUrl(config.databaseUrl)} (from NERKH_DATABASE_URL)` : `SQLite ${sqliteFileIn(config.dataDir)}${existsSync(sqliteFileIn(config.dataDir)) ? '' : ' (not created yet: `nerkh serve` creates it)'}`;
+  return [
+    `config file:    ${config.configPath ?? 'none, the built-in demo setup'} (from ${config.configOrigin})`,
+    `data directory: ${config.dataDir} (from ${config.dataDirOrigin})`,
+    `database:       ${database}`,
+  ].join('\n');
 }

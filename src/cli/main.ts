@@ -1,8 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogueError } from '../catalogue/load.js';
-import { ConfigError } from '../config.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { describeStoreError, StoreUnavailableError } from '../store/errors.js';
 import { accountCommands } from './accounts.js';
+import { describeSetup } from './context.js';
 import { demoFeedCommand } from './demo-feed.js';
 import { historyCommands } from './history.js';
 import { keyCommands } from './keys.js';
@@ -14,7 +15,16 @@ const program = new Command('nerkh')
   .description('Nerkh market rates service')
   .showHelpAfterError(false)
   .exitOverride()
-  .configureOutput({ outputError: (text, write) => write(text.split('\n')[0]!.replace(/^error: /, 'nerkh: ') + '\n') });
+  .configureOutput({ outputError: (text, write) => write(text.split('\n')[0]!.replace(/^error: /, 'nerkh: ') + '\n') })
+  .addHelpText('after', () => {
+    let setup: string;
+    try {
+      setup = describeSetup(loadConfig());
+    } catch (error) {
+      setup = `configuration error: ${(error as Error).message}`;
+    }
+    return `\nEvery command, \`serve\` included, reads the same setup (set NERKH_CONFIG, NERKH_DATA_DIR or NERKH_DATABASE_URL to change it):\n${setup}`;
+  });
 
 program
   .command('serve')

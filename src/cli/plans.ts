@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { withContext } from './context.js';
+import { referenceContext } from './context.js';
 import { printJson, printTable } from './output.js';
 
 export function planCommands(program: Command): void {
@@ -9,8 +9,8 @@ export function planCommands(program: Command): void {
     .description('list plans')
     .option('--json', 'machine-readable output')
     .action((options: { json?: boolean }) =>
-      withContext(async (context) => {
-        const list = [...context.plans.values()];
+      {
+        const list = [...referenceContext().plans.values()];
         if (options.json) {
           printJson(list);
           return;
@@ -27,6 +27,6 @@ export function planCommands(program: Command): void {
           })),
           ['plan', 'services', 'max_references', 'refresh_s', 'per_minute', 'per_day', 'history_days'],
         );
-      }),
+      },
     );
 }

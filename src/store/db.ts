@@ -57,7 +57,7 @@ export function connect(options: StoreOptions, onConnectionLost: (error: Error) 
     return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', schema };
   }
   mkdirSync(options.dataDir, { recursive: true });
-  const file = join(options.dataDir, 'nerkh.sqlite');
+  const file = sqliteFileIn(options.dataDir);
   const database = new Sqlite(file);
   // WAL lets the CLI write while the server reads; the busy timeout rides out the other process's writes.
   database.pragma('journal_mode = WAL');
@@ -76,4 +76,9 @@ export async function migrate(connection: Connection): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
   }
+}
+
+/** The embedded database file inside a data directory. */
+export function sqliteFileIn(dataDir: string): string {
+  return join(dataDir, 'nerkh.sqlite');
 }

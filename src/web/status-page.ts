@@ -1,6 +1,8 @@
 import { formatAge, type ZoneTime } from '../domain/time.js';
 import type { ServiceStatus } from '../render/status.js';
 import type { SourceState } from '../sources/monitor.js';
+import { jalaliDateTime, persianAge, persianDigits } from './persian.js';
+import { publicReasons } from './public-reasons.js';
 
 const REFRESH_SECONDS = 10;
 
@@ -24,36 +26,28 @@ const ENDPOINT_TITLES: Record<string, string> = {
   webservice: 'وب‌سرویس قدیمی',
 };
 
-const PERSIAN_NUMBER = new Intl.NumberFormat('fa-IR', { useGrouping: false });
-const fa = (digits: string) => PERSIAN_NUMBER.format(Number(digits));
-
-/** Persian for the reasons the source monitor gives; a reason not listed here is shown in English only. */
-const REASONS_FA: [RegExp, (m: RegExpExecArray) => string][] = [
-  [/^no usable values \(items is empty\)$/, () => 'بدون مقدار قابل استفاده (فهرست اقلام خالی است)'],
-  [/^no usable values \((\d+) dropped\)$/, (m) => `بدون مقدار قابل استفاده (${fa(m[1]!)} مقدار نامعتبر کنار گذاشته شد)`],
-  [/^no usable values \((\d+) out of range\)$/, (m) => `بدون مقدار قابل استفاده (${fa(m[1]!)} مقدار خارج از محدوده مجاز)`],
-  [/^(\d+) values? dropped$/, (m) => `${fa(m[1]!)} مقدار نامعتبر کنار گذاشته شد`],
-  [/^(\d+) values? out of range$/, (m) => `${fa(m[1]!)} مقدار خارج از محدوده مجاز`],
-  [/^data older than (\d+) s$/, (m) => `داده قدیمی‌تر از ${fa(m[1]!)} ثانیه`],
-  [/^file not found$/, () => 'فایل پیدا نشد'],
-  [/^request timed out$/, () => 'مهلت درخواست تمام شد'],
-];
-
-/** A source's `error` for people: each known part in Persian, then the English as given. */
+/** A source's `error` for the public: fixed reasons in Persian and English, never the raw message (that stays in the logs). */
 function sourceError(error: string | null): string {
-  if (!error) return '—';
-  const persian = error
-    .split('; ')
-    .map((part) => {
-      for (const [pattern, say] of REASONS_FA) {
-        const match = pattern.exec(part);
-        if (match) return say(match);
-      }
-      return null;
-    })
-    .filter((part): part is string => part !== null);
-  const english = `<div class="en">${escape(error)}</div>`;
-  return persian.length > 0 ? `${escape(persian.join('؛ '))}${english}` : english;
+  const reasons = publicReasons(error);
+  if (reasons.length === 0) return '—';
+  return `${escape(reasons.map((r) => r.fa).join('؛ '))}<div class="en">${escape(reasons.map((r) => r.en).join('; '))}</div>`;
+}
+
+/** A moment in both languages: Jalali with Persian digits, then the ISO timestamp; neither wraps mid-date. */
+function moment(ms: number | null, time: ZoneTime): string {
+  if (ms === null) return '—';
+  return `<span class="date">${jalaliDateTime(ms, time)}</span><div class="en date">${escape(time.format(ms))}</div>`;
+}
+
+function age(seconds: number | null): string {
+  if (seconds === null) return 'هرگز<div class="en">never</div>';
+  return `<span class="date">${persianAge(seconds)}</span><div class="en date">${escape(formatAge(seconds))}</div>`;
+}
+
+/** The English banner line, with the service's message only when it adds something. */
+function bannerEnglish(state: SourceState, message: string): string {
+  const detail = message.replace(/^degraded: /, '');
+  return detail.toLowerCase() === BANNER[state].en.toLowerCase() || detail === 'all services active' ? BANNER[state].en : `${BANNER[state].en}: ${detail}`;
 }
 
 function escape(text: string): string {
@@ -89,20 +83,19 @@ export function sparkline(series: readonly number[]): string {
 
 /** The public status page: the same facts as /v1/status, for people, in Persian and English. */
 export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number, activity: (source: string) => number[] | null = () => null): string {
-  const at = (ms: number | null) => (ms === null ? '—' : escape(time.format(ms)));
   const banner = BANNER[status.service.state];
   const endpoints = status.endpoints
-    .map((e) => `<tr><td>${escape(ENDPOINT_TITLES[e.name] ?? e.name)}<div class="en">${escape(e.name)}</div></td><td dir="ltr"><code>${escape(e.path)}</code></td><td>${badge(e.state)}</td></tr>`)
+    .map((e) => `<tr><td data-label="سرویس · Service">${escape(ENDPOINT_TITLES[e.name] ?? e.name)}<div class="en">${escape(e.name)}</div></td><td data-label="مسیر · Path" dir="ltr"><code>${escape(e.path)}</code></td><td data-label="وضعیت · State">${badge(e.state)}</td></tr>`)
     .join('');
   const store = status.store.reachable
     ? ''
-    : `<p class="meta">${badge('down')} پایگاه داده در دسترس نیست؛ نرخ‌ها از حافظه ارائه می‌شوند و آمار مصرف نگه داشته می‌شود. <span class="en">The account store is unreachable since ${at(status.store.since)}; rates are served from memory and usage is buffered.</span></p>`;
+    : `<p class="meta">${badge('down')} پایگاه داده در دسترس نیست؛ نرخ‌ها از حافظه ارائه می‌شوند و آمار مصرف نگه داشته می‌شود. <span class="en">The account store is unreachable since ${status.store.since === null ? 'start-up' : escape(time.format(status.store.since))}; rates are served from memory and usage is buffered.</span></p>`;
   const sources = status.sources
     .map(
       (s) =>
-        `<tr><td dir="ltr">${escape(s.name)}</td><td>${badge(s.state)}</td><td dir="ltr">${at(s.last_update)}</td>` +
-        `<td dir="ltr">${s.age_seconds === null ? 'never' : escape(formatAge(s.age_seconds))}</td><td>${sourceError(s.error)}</td>` +
-        `<td dir="ltr">${chart(activity(s.name))}</td></tr>`,
+        `<tr><td data-label="منبع · Source" dir="ltr">${escape(s.name)}</td><td data-label="وضعیت · State">${badge(s.state)}</td><td data-label="آخرین به‌روزرسانی · Last update">${moment(s.last_update, time)}</td>` +
+        `<td data-label="عمر داده · Age">${age(s.age_seconds)}</td><td data-label="خطا · Error">${sourceError(s.error)}</td>` +
+        `<td data-label="۶ ساعت گذشته · Last 6 hours" dir="ltr">${chart(activity(s.name))}</td></tr>`,
     )
     .join('');
   return `<!doctype html>
@@ -126,8 +119,21 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   .badge { display: inline-block; padding: 2px 10px; border-radius: 999px; font-size: .85em; white-space: nowrap; }
   .badge.active { background: #dff3e6; color: #14683a; } .badge.degraded { background: #fdeccc; color: #8a5300; } .badge.down { background: #fadcd9; color: #8c1d18; }
   .meta { color: #5b6573; font-size: .9em; }
-  code { font-size: .9em; }
-  .spark { color: #2d6cdf; display: block; }
+  code { font-size: .9em; overflow-wrap: anywhere; }
+  .spark { color: #2d6cdf; display: block; max-width: 100%; }
+  .date { white-space: nowrap; }
+  dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 4px 12px; }
+  dl.meta dd { margin: 0; }
+  /* Narrow screens: each row becomes a card of label/value lines, so nothing scrolls sideways. */
+  @media (max-width: 640px) {
+    main { padding: 16px 10px 32px; }
+    table, tbody, tr, td { display: block; width: auto; }
+    thead { display: none; }
+    tr { border-bottom: 2px solid #e6e8eb; padding: 6px 0; }
+    td { border: 0; padding: 4px 12px; }
+    td::before { content: attr(data-label); display: block; font-size: .75em; color: #5b6573; }
+    dl.meta { grid-template-columns: 1fr; }
+  }
 </style>
 </head>
 <body>
@@ -136,17 +142,19 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   <div class="en">Nerkh service status</div>
   <div class="banner ${status.service.state}" role="status">
     <strong>${banner.fa}</strong>
-    <span dir="ltr">${banner.en} — ${escape(status.service.message)}</span>
+    <span dir="ltr">${escape(bannerEnglish(status.service.state, status.service.message))}</span>
   </div>
-  <p class="meta">آخرین بررسی (last check): <span dir="ltr">${at(status.last_check)}</span> ·
-     آخرین به‌روزرسانی (last update): <span dir="ltr">${at(status.last_update)}</span> ·
-     تولید صفحه (generated): <span dir="ltr">${escape(time.format(now))}</span></p>
+  <dl class="meta">
+    <dt>آخرین بررسی <span class="en">Last check</span></dt><dd>${moment(status.last_check, time)}</dd>
+    <dt>آخرین به‌روزرسانی <span class="en">Last update</span></dt><dd>${moment(status.last_update, time)}</dd>
+    <dt>تولید صفحه <span class="en">Generated</span></dt><dd>${moment(now, time)}</dd>
+  </dl>
   ${store}
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
   <h2>منابع داده زنده <span class="en">Live-data sources</span></h2>
   <table><thead><tr><th>منبع <div class="en">Source</div></th><th>وضعیت <div class="en">State</div></th><th>آخرین به‌روزرسانی <div class="en">Last update</div></th><th>عمر داده <div class="en">Age</div></th><th>خطا <div class="en">Error</div></th><th>۶ ساعت گذشته <div class="en">Last 6 hours</div></th></tr></thead><tbody>${sources}</tbody></table>
-  <p class="meta">این صفحه هر ${REFRESH_SECONDS} ثانیه به‌روز می‌شود. <span class="en">This page refreshes every ${REFRESH_SECONDS} seconds.</span></p>
+  <p class="meta">این صفحه هر ${persianDigits(REFRESH_SECONDS)} ثانیه به‌روز می‌شود. <span class="en">This page refreshes every ${REFRESH_SECONDS} seconds.</span></p>
 </main>
 </body>
 </html>`;

@@ -139,6 +139,15 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
     assert.match(help('keys', 'issue'), /--expires/);
     assert.match(help('usage'), /--days/);
     assert.ok(!existsSync(dataDir), '--help must not open the store');
+    assert.match(top, new RegExp(`data directory: ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(from NERKH_DATA_DIR\\)`), 'top-level help names the data directory and where it came from');
+    assert.match(top, /config file: +none, the built-in demo setup \(from built-in demo\)/);
+  });
+
+  it('admin commands refuse to create a store; once `serve` has made one, they use it', async () => {
+    assertUserError(await run('accounts', 'add', 'shop1', '--plan', 'basic'), /no database at .*nerkh\.sqlite.*NERKH_DATA_DIR/, 'accounts add before any store');
+    assert.ok(!existsSync(join(dataDir, 'nerkh.sqlite')), 'the refused command created a database');
+    // What `nerkh serve` does first: open (and so create) the store.
+    await (await Store.open({ databaseUrl: null, dataDir })).close();
   });
 
   it('accounts add creates accounts; accounts list --json lists them sorted by username', async () => {
@@ -176,6 +185,16 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
     } finally {
       await store.close();
     }
+    const human = ok(await run('accounts', 'set', 'shop1', '--status', 'active'));
+    assert.equal(human, 'account shop1 updated: plan basic, status active, references 2, origins https://a.example, overrides requests_per_minute=100\n');
+    assert.doesNotMatch(human, /[{}"]/, 'human output is not JSON');
+
+    // Run from another directory with no NERKH_DATA_DIR: refused, nothing created there.
+    const elsewhere = join(dir.path, 'elsewhere');
+    mkdirSync(elsewhere);
+    const stray = await nerkh(['accounts', 'add', 'stray', '--plan', 'basic'], { cwd: elsewhere });
+    assertUserError(stray, /no database at .*elsewhere\/var\/nerkh\.sqlite \(data directory from default \.\/var\)/, 'accounts add from another directory');
+    assert.ok(!existsSync(join(elsewhere, 'var', 'nerkh.sqlite')), 'a stray store was created');
   });
 
   it('keys issue prints the key once; only its hash reaches the store', async () => {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
 import {
   assertBuilt,
@@ -108,7 +109,8 @@ describe('access control end to end (server and CLI in separate processes)', { t
     mkdirSync(sourceDir, { recursive: true });
     writeValues();
     writeFileSync(configPath, JSON.stringify({ sources: [{ name: 'alpha', type: 'file', path: sourcePath, max_age_seconds: 300, poll_seconds: 0.5 }], plans: PLANS }));
-    // The first command creates the store; the rest may run side by side.
+    // Only `serve` creates a store (an admin command refuses to): make it as serve does, then the commands may run side by side.
+    await (await Store.open({ databaseUrl: null, dataDir })).close();
     await cliOk(env, ['accounts', 'add', 'keyuser', '--plan', 'pro']);
     const accounts: [string, string][] = [
       ['tinyuser', 'tiny'],

@@ -254,6 +254,8 @@ describe('SQLite in trouble under a running server', () => {
 
   before(async () => {
     configPath = writeConfig(dir.path);
+    // Only `serve` creates a store; make it as serve does before the admin commands.
+    await (await Store.open({ databaseUrl: null, dataDir })).close();
     await cliOk(env(), ['accounts', 'add', 'lite', '--plan', 'enterprise']);
     key = (await cliOk(env(), ['keys', 'issue', 'lite'])).stdout.match(/nrk_[0-9A-Za-z]{32}/)![0];
   });

@@ -1,6 +1,72 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sparkline } from '../../src/web/status-page.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { ZoneTime } from '../../src/domain/time.js';
+import { PUBLIC_ENDPOINTS, type ServiceStatus } from '../../src/render/status.js';
+import type { SourceHealth } from '../../src/sources/monitor.js';
+import { renderStatusPage, sparkline } from '../../src/web/status-page.js';
+
+// 2026-11-22T10:00:00+03:30 is 1 Azar 1405.
+const NOW = Date.parse('2026-11-22T06:30:00Z');
+const time = new ZoneTime('Asia/Tehran', new ManualClock(NOW));
+
+function source(name: string, fields: Partial<SourceHealth>): SourceHealth {
+  return { name, state: 'active', last_update: NOW - 125_000, age_seconds: 125, error: null, last_check: NOW - 1000, dropped: 0, out_of_range: 0, ...fields };
+}
+
+function status(state: ServiceStatus['service']['state'], message: string, sources: SourceHealth[]): ServiceStatus {
+  return {
+    service: { state, message },
+    last_check: NOW - 1000,
+    last_update: NOW - 125_000,
+    endpoints: PUBLIC_ENDPOINTS.map((e) => ({ ...e, state })),
+    store: { reachable: true, since: NOW - 3_600_000, error: null },
+    sources,
+  };
+}
+
+/** The page's visible text, tags dropped. */
+const text = (html: string) => html.replace(/<style>[\s\S]*?<\/style>/, '').replace(/<[^>]+>/g, ' ');
+
+describe('public status page', () => {
+  it('shows Jalali dates with Persian digits, the ISO time in English, and ages in both languages', () => {
+    const page = renderStatusPage(status('active', 'all services active', [source('alpha', {})]), time, NOW);
+    assert.ok(page.includes('۱۴۰۵/۰۹/۰۱ ۰۹:۵۷:۵۵'), 'last update as a Jalali date with Persian digits');
+    assert.ok(page.includes('2026-11-22T09:57:55+03:30'), 'and as ISO in the English part');
+    assert.ok(page.includes('۲ دقیقه پیش'), 'age in Persian words and digits');
+    assert.ok(page.includes('2 minutes ago'), 'age in English');
+    assert.match(page, /\.date \{ white-space: nowrap; \}/, 'dates do not wrap');
+    const persian = [...page.matchAll(/<span class="date">([^<]*)<\/span>/g)].map((m) => m[1]!);
+    assert.ok(persian.length >= 4, 'Persian dates and ages are marked');
+    for (const part of persian) assert.doesNotMatch(part, /[0-9]/, `Latin digits in Persian text: ${part}`);
+  });
+
+  it('says the banner once', () => {
+    const page = text(renderStatusPage(status('active', 'all services active', [source('alpha', {})]), time, NOW));
+    assert.equal(page.match(/all services active/gi)?.length, 1, page);
+    const degraded = text(renderStatusPage(status('degraded', 'degraded: alpha degraded', [source('alpha', { state: 'degraded', error: '2 values out of range' })]), time, NOW));
+    assert.match(degraded, /Some services are degraded: alpha degraded/);
+    assert.doesNotMatch(degraded, /degraded: degraded/);
+  });
+
+  it('maps source errors to public reasons; raw parser messages never reach the page', () => {
+    const raw = 'invalid JSON: Unexpected token } in JSON at position 17';
+    const page = renderStatusPage(
+      status('degraded', 'degraded: alpha degraded, beta down', [
+        source('alpha', { state: 'degraded', error: raw }),
+        source('beta', { state: 'down', error: 'HTTP 502' }),
+        source('gamma', { state: 'degraded', error: 'data older than 600 s; 3 values dropped' }),
+      ]),
+      time,
+      NOW,
+    );
+    assert.ok(!page.includes('Unexpected token'), 'the parser message is not shown');
+    assert.ok(!page.includes('HTTP 502'), 'the upstream status line is not shown');
+    assert.ok(page.includes('سند نامعتبر') && page.includes('invalid document'));
+    assert.ok(page.includes('منبع در دسترس نیست') && page.includes('source unreachable'));
+    assert.ok(page.includes('داده قدیمی‌تر از ۶۰۰ ثانیه') && page.includes('3 values dropped'), 'known reasons keep their counts');
+  });
+});
 
 describe('status page sparkline', () => {
   it('scales the series to the chart, oldest on the left', () => {

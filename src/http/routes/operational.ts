@@ -23,7 +23,8 @@ export function operationalRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       },
     );
 
-    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', querystring: NoQuery } }, async (_request, reply) => {
+    const metricsText = { description: 'Prometheus text exposition format', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } };
+    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', querystring: NoQuery, response: { 200: metricsText } } }, async (_request, reply) => {
       const text = await deps.metrics.registry.metrics();
       return reply.header('cache-control', 'no-store').header('content-type', deps.metrics.registry.contentType).send(text);
     });
