@@ -14,10 +14,11 @@ import { ApiError } from './domain/errors.js';
 import { operationalRoutes } from './http/routes/operational.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
+import { installStreams } from './http/routes/stream.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { webserviceRoutes } from './http/routes/webservice.js';
 import { NoQuery, SHARED_SCHEMAS } from './http/schemas.js';
-import { routableUrl } from './http/url.js';
+import { redactUrl, routableUrl } from './http/url.js';
 
 export type { AppDeps } from './http/deps.js';
 
@@ -101,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    request.log.info({ method: request.method, url: redactUrl(request.originalUrl), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
   });
 
   await app.register(swagger, {
@@ -130,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
+  await installStreams(app, deps);
   app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   return app;
 }

@@ -34,6 +34,7 @@ export const PlanFieldsSchema = Type.Object(
     refresh_interval_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
     requests_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
     requests_per_day: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    max_streams: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   },
   { additionalProperties: false },
 );

@@ -45,6 +45,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Overload thresholds over the defaults (tests lower them). */
   loadShedding?: AppDeps['loadShedding'];
+  /** Stream timings and bounds over the defaults (tests lower them). */
+  stream?: AppDeps['stream'];
 }
 
 /** Assemble the service from its config: data, sources, store, access, HTTP. Nothing listens yet. */
@@ -98,6 +100,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     usage: store.usage,
     logger,
     loadShedding: options.loadShedding,
+    stream: options.stream,
   });
 
   return {

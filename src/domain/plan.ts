@@ -14,6 +14,8 @@ export interface Plan {
   requests_per_minute: number;
   /** null: unlimited. */
   requests_per_day: number | null;
+  /** Concurrent push streams per account (service `stream`). */
+  max_streams: number;
 }
 
 /** Any plan number may be overridden for one account. */
@@ -28,6 +30,7 @@ export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { 
     refresh_interval_seconds: 60,
     requests_per_minute: 60,
     requests_per_day: 10_000,
+    max_streams: 0,
   },
   pro: {
     name: 'pro',
@@ -37,6 +40,7 @@ export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { 
     refresh_interval_seconds: 10,
     requests_per_minute: 600,
     requests_per_day: 200_000,
+    max_streams: 5,
   },
   enterprise: {
     name: 'enterprise',
@@ -46,6 +50,7 @@ export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { 
     refresh_interval_seconds: 1,
     requests_per_minute: 6_000,
     requests_per_day: null,
+    max_streams: 100,
   },
 };
 
