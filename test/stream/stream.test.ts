@@ -118,6 +118,8 @@ describe('GET /v1/stream', () => {
     assert.ok(!logLines.some((line) => line.includes(key)), 'the query key is in no log line');
     const metrics = await harness.app.inject({ url: '/metrics' });
     assert.doesNotMatch(metrics.body, new RegExp(key));
+    assert.match(metrics.body, /^nerkh_streams_open [1-9]\d*$/m);
+    assert.match(metrics.body, /^nerkh_stream_events_sent_total [1-9]\d*$/m);
   });
 
   it('refuses a bad parameter, too many keys, and a plan without the service', async () => {

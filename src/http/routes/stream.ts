@@ -11,6 +11,7 @@ import { RETRY_FRAME } from '../../stream/frames.js';
 import { StreamHub } from '../../stream/hub.js';
 import { MemoryStreamSlots } from '../../stream/slots.js';
 import type { AppDeps } from '../deps.js';
+import { registerStreamMetrics } from '../metrics.js';
 import { errorResponses } from '../schemas.js';
 import { redactUrl } from '../url.js';
 
@@ -33,6 +34,7 @@ export const StreamQuery = Type.Object(
 export async function installStreams(app: FastifyInstance, deps: AppDeps): Promise<StreamHub> {
   const hub = new StreamHub(deps.snapshots, deps.time, deps.stream);
   const slots = deps.streamSlots ?? new MemoryStreamSlots();
+  registerStreamMetrics(deps.metrics.registry, () => hub.counts());
   app.addHook('preClose', async () => hub.stop());
   app.addHook('onClose', async () => slots.close());
 
