@@ -127,11 +127,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(ratesRoutes(deps));
-  await app.register(statusRoutes(deps));
+  const streams = await installStreams(app, deps);
+  await app.register(statusRoutes(deps, () => streams.counts().open));
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
-  await installStreams(app, deps);
   app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
   return app;
 }

@@ -65,7 +65,7 @@ function badge(state: SourceState): string {
 }
 
 /** The public status page: the same facts as /v1/status, for people, in Persian and English. */
-export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number): string {
+export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number, openStreams: number | null = null): string {
   const at = (ms: number | null) => (ms === null ? '—' : escape(time.format(ms)));
   const banner = BANNER[status.service.state];
   const endpoints = status.endpoints
@@ -117,6 +117,7 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
      آخرین به‌روزرسانی (last update): <span dir="ltr">${at(status.last_update)}</span> ·
      تولید صفحه (generated): <span dir="ltr">${escape(time.format(now))}</span></p>
   ${store}
+  ${openStreams === null ? '' : `<p class="meta">جریان‌های باز (open streams): <span dir="ltr">${openStreams}</span></p>`}
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
   <h2>منابع داده زنده <span class="en">Live-data sources</span></h2>

@@ -120,6 +120,7 @@ describe('GET /v1/stream', () => {
     assert.doesNotMatch(metrics.body, new RegExp(key));
     assert.match(metrics.body, /^nerkh_streams_open [1-9]\d*$/m);
     assert.match(metrics.body, /^nerkh_stream_events_sent_total [1-9]\d*$/m);
+    assert.match((await harness.app.inject({ url: '/status' })).body, /open streams\): <span dir="ltr">[1-9]\d*</);
   });
 
   it('refuses a bad parameter, too many keys, and a plan without the service', async () => {
