@@ -18,10 +18,11 @@ import { historyRoutes } from './http/routes/history.js';
 import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
+import { installStreams } from './http/routes/stream.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { webserviceRoutes } from './http/routes/webservice.js';
 import { NoQuery, SHARED_SCHEMAS } from './http/schemas.js';
-import { routableUrl } from './http/url.js';
+import { redactUrl, routableUrl } from './http/url.js';
 
 export type { AppDeps } from './http/deps.js';
 
@@ -105,7 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    request.log.info({ method: request.method, url: redactUrl(request.originalUrl), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
   });
 
   await app.register(swagger, {
@@ -133,7 +134,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(ratesRoutes(deps));
   await app.register(historyRoutes(deps));
-  await app.register(statusRoutes(deps));
+  const streams = await installStreams(app, deps);
+  await app.register(statusRoutes(deps, () => streams.counts().open));
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));

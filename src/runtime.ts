@@ -46,6 +46,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Overload thresholds over the defaults (tests lower them). */
   loadShedding?: AppDeps['loadShedding'];
+  /** Stream timings and bounds over the defaults (tests lower them). */
+  stream?: AppDeps['stream'];
 }
 
 /** Assemble the service from its config: data, sources, store, access, HTTP. Nothing listens yet. */
@@ -109,6 +111,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     history: history.reader,
     logger,
     loadShedding: options.loadShedding,
+    stream: options.stream,
   });
 
   return {

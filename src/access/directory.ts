@@ -169,5 +169,5 @@ export function allowanceFor(plan: Plan, selected: string[] | null, catalogue: C
 
 /** An account whose plan vanished from the config keeps working for nothing rather than failing loads. */
 function unknownPlan(name: string): Plan {
-  return { name, services: [], max_references: 0, default_references: [], refresh_interval_seconds: 60, requests_per_minute: 1, requests_per_day: 1, history_days: 0 };
+  return { name, services: [], max_references: 0, default_references: [], refresh_interval_seconds: 60, requests_per_minute: 1, requests_per_day: 1, history_days: 0, max_streams: 0 };
 }

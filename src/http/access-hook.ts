@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admit, type AdmissionRecord } from '../access/admission.js';
 import type { AppDeps } from './deps.js';
+import { redactUrl } from './url.js';
 
 /**
  * Runs the admission checks on every keyed route before request validation,
@@ -28,7 +29,7 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
     const access = request.access;
     if (!access) return;
     const service = request.meteredAs ?? request.routeOptions.config.service!;
-    const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: request.originalUrl } : null;
+    const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: redactUrl(request.originalUrl) } : null;
     deps.meter.record(access.account.id, access.id, service, deps.time.now(), failure);
   });
 }

@@ -15,6 +15,8 @@ import type { SourceHealth } from '../sources/monitor.js';
 import type { Logger } from '../log.js';
 import type { LoadShedding } from './load-shedding.js';
 import type { Metrics } from './metrics.js';
+import type { StreamOptions } from '../stream/hub.js';
+import type { StreamSlots } from '../stream/slots.js';
 
 /** Everything the HTTP layer reads; built by the server (or a test) and passed in. */
 export interface AppDeps {
@@ -38,4 +40,8 @@ export interface AppDeps {
   logger: Logger;
   /** Overload thresholds over the defaults (DEFAULT_LOAD_SHEDDING). */
   loadShedding?: Partial<LoadShedding>;
+  /** Open streams per account across nodes; in-process unless given (Redis-backed when shared). */
+  streamSlots?: StreamSlots;
+  /** Stream timings and bounds over the defaults (tests lower them). */
+  stream?: Partial<StreamOptions>;
 }

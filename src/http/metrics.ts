@@ -5,6 +5,7 @@ import type { UsageBacklog } from '../usage/meter.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import { RequestMetrics } from './request-metrics.js';
+import type { StreamCounts } from '../stream/hub.js';
 
 export interface Metrics {
   registry: Registry;
@@ -117,4 +118,33 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
     registry,
     observe: (route, method, status, seconds) => requests.observe(route, method, status, seconds),
   };
+}
+
+/** Push streams, read at scrape time: open now, events sent and subscribers dropped since start. */
+export function registerStreamMetrics(registry: Registry, counts: () => StreamCounts): void {
+  new Gauge({
+    name: 'nerkh_streams_open',
+    help: 'Open push streams (GET /v1/stream) on this process',
+    registers: [registry],
+    collect() {
+      this.set(counts().open);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_events_sent_total',
+    help: 'Stream events written to subscribers since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().events);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_subscribers_dropped_total',
+    help: 'Stream subscribers dropped for not reading: buffered bytes over the bound, or a buffer full past the stall time',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      for (const [reason, count] of Object.entries(counts().dropped)) this.set({ reason }, count);
+    },
+  });
 }

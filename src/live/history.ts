@@ -9,6 +9,7 @@ export class SnapshotHistory {
   private snapshots: Snapshot[];
   private readonly tiers = new Map<number, { boundary: number; snapshot: Snapshot }>();
   private readonly keepMs: number;
+  private readonly listeners = new Set<(snapshot: Snapshot) => void>();
 
   constructor(initial: Snapshot, longestIntervalSeconds: number) {
     this.snapshots = [initial];
@@ -23,6 +24,13 @@ export class SnapshotHistory {
     while (first + 1 < this.snapshots.length && this.snapshots[first + 1]!.builtAt <= horizon) first++;
     if (first > 0) this.snapshots = this.snapshots.slice(first);
     this.tiers.clear();
+    for (const listener of this.listeners) listener(snapshot);
+  }
+
+  /** Called after every push, once the snapshot is visible here; returns the unsubscribe. */
+  onPush(listener: (snapshot: Snapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   latest(): Snapshot {

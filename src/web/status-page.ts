@@ -82,7 +82,13 @@ export function sparkline(series: readonly number[]): string {
 }
 
 /** The public status page: the same facts as /v1/status, for people, in Persian and English. */
-export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number, activity: (source: string) => number[] | null = () => null): string {
+export function renderStatusPage(
+  status: ServiceStatus,
+  time: ZoneTime,
+  now: number,
+  activity: (source: string) => number[] | null = () => null,
+  openStreams: number | null = null,
+): string {
   const banner = BANNER[status.service.state];
   const endpoints = status.endpoints
     .map((e) => `<tr><td data-label="سرویس · Service">${escape(ENDPOINT_TITLES[e.name] ?? e.name)}<div class="en">${escape(e.name)}</div></td><td data-label="مسیر · Path" dir="ltr"><code>${escape(e.path)}</code></td><td data-label="وضعیت · State">${badge(e.state)}</td></tr>`)
@@ -150,6 +156,7 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
     <dt>تولید صفحه <span class="en">Generated</span></dt><dd>${moment(now, time)}</dd>
   </dl>
   ${store}
+  ${openStreams === null ? '' : `<p class="meta">جریان‌های باز: ${persianDigits(openStreams)} <span class="en">Open streams: ${openStreams}</span></p>`}
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
   <h2>منابع داده زنده <span class="en">Live-data sources</span></h2>
