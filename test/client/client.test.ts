@@ -14,25 +14,24 @@ import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
 import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, freePort, pollUntil, startServer, type ServerProcess } from '../e2e/access-helpers.js';
 
-const PLANS = { tiny: { services: ['catalogue', 'detail', 'usage'], requests_per_minute: 3, refresh_interval_seconds: 1 } };
+const PLANS = {
+  tiny: { services: ['catalogue', 'detail', 'usage'], requests_per_minute: 3, refresh_interval_seconds: 1 },
+  single: { services: ['detail', 'stream'], max_streams: 1, refresh_interval_seconds: 1 },
+};
 
-/** The first `count` events of `stream`, then stop (bounded by `timeoutMs`). */
-async function take(stream: AsyncIterable<StreamEvent>, count: number, timeoutMs = 15_000, each: (event: StreamEvent, index: number) => void = () => {}): Promise<StreamEvent[]> {
+/** The first `count` events of `stream`, then stop; fewer when the stream's signal aborts first. */
+async function take(stream: AsyncIterable<StreamEvent>, count: number, each: (event: StreamEvent, index: number) => void = () => {}): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const iterator = stream[Symbol.asyncIterator]();
-  try {
-    while (events.length < count) {
-      const next = await Promise.race([iterator.next(), new Promise<never>((_, reject) => timeout.addEventListener('abort', () => reject(new Error(`${events.length} of ${count} events within ${timeoutMs} ms: ${JSON.stringify(events.map((e) => [e.type, e.id]))}`)), { once: true }))]);
-      if (next.done) break;
-      events.push(next.value);
-      each(next.value, events.length - 1);
-    }
-  } finally {
-    await iterator.return?.();
+  for await (const event of stream) {
+    events.push(event);
+    each(event, events.length - 1);
+    if (events.length === count) break;
   }
   return events;
 }
+
+/** Ends a stream the test forgot, so a missing event fails the test instead of hanging it. */
+const within = (ms: number) => AbortSignal.timeout(ms);
 
 describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () => {
   const tmp = tempDir('nerkh-client-');
@@ -72,7 +71,7 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     writeValues();
     writeFileSync(configPath, JSON.stringify({ sources: [{ name: 'alpha', type: 'file', path: sourcePath, max_age_seconds: 300, poll_seconds: 0.2 }], plans: PLANS }));
     await (await Store.open({ databaseUrl: null, dataDir })).close();
-    const accounts = { live: 'enterprise', basic: 'basic', tiny: 'tiny' };
+    const accounts = { live: 'enterprise', basic: 'basic', tiny: 'tiny', single: 'single' };
     await Promise.all(Object.entries(accounts).map(([user, plan]) => cliOk(env, ['accounts', 'add', user, '--plan', plan])));
     for (const user of Object.keys(accounts)) keys[user] = (await cliJson<{ key: string }>(env, ['keys', 'issue', user])).key;
     port = await freePort();
@@ -163,7 +162,7 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     await mapped(client('basic').history('usd_free'), 403, 'SERVICE_NOT_ACTIVE');
     await mapped(client('live').rates('no_such_reference'), 404, 'RATE_NOT_FOUND');
     await mapped(client('live').rates(Array.from({ length: 11 }, (_, i) => `k${i}`)), 400, 'RATE_KEYS_LIMIT_EXCEEDED');
-    const streamError = await take(client('basic').stream({ keys: 'usd_free' }), 1).then(
+    const streamError = await take(client('basic').stream({ keys: 'usd_free', signal: within(10_000) }), 1).then(
       () => assert.fail('a basic key opened a stream'),
       (caught: unknown) => caught,
     );
@@ -218,8 +217,8 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
   });
 
   it('stream: a snapshot of the requested keys, then only the rates that change', async () => {
-    const stream = client('live').stream({ keys: ['usd_free', 'eur_free'] });
-    const events = await take(stream, 2, 15_000, (event, index) => {
+    const stream = client('live').stream({ keys: ['usd_free', 'eur_free'], signal: within(15_000) });
+    const events = await take(stream, 2, (_event, index) => {
       if (index === 0) {
         values.usd_free = 1_031_500;
         writeValues();
@@ -234,6 +233,23 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     assert.ok(Number(events[1]!.id) > Number(events[0]!.id));
   });
 
+  it('stream: one stream past the plan’s cap is TOO_MANY_STREAMS at once; aborting ends the loop quietly', async () => {
+    const controller = new AbortController();
+    const first = client('single').stream({ keys: 'usd_free', signal: controller.signal });
+    const iterator = first[Symbol.asyncIterator]();
+    assert.equal((await iterator.next()).value?.type, 'snapshot');
+    const started = Date.now();
+    const second = await take(client('single').stream({ keys: 'usd_free', signal: within(10_000) }), 1).then(
+      () => assert.fail('a second stream opened'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(second instanceof NerkhError && second.status === 429 && second.code === 'TOO_MANY_STREAMS', String(second));
+    assert.ok(Date.now() - started < 2000, 'not retried');
+    const pending = iterator.next();
+    controller.abort();
+    assert.deepEqual(await pending, { done: true, value: undefined });
+  });
+
   it('stream: a silent connection is replaced after the server’s retry delay, sending Last-Event-ID', async () => {
     const sent: (string | null)[] = [];
     const nerkh = client('live', {
@@ -242,7 +258,7 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
         return fetch(request);
       },
     });
-    const stream = nerkh.stream({ keys: 'gold_18k', idleTimeoutMs: 400 });
+    const stream = nerkh.stream({ keys: 'gold_18k', idleTimeoutMs: 400, signal: within(15_000) });
     const started = Date.now();
     const events = await take(stream, 2);
     assert.deepEqual(events.map((event) => event.type), ['snapshot', 'snapshot'], 'a reconnect starts with a fresh snapshot');
@@ -259,9 +275,9 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
         return fetch(request);
       },
     });
-    const stream = nerkh.stream({ keys: ['usd_free', 'coin_emami'] });
+    const stream = nerkh.stream({ keys: ['usd_free', 'coin_emami'], signal: within(30_000) });
     let firstPid = 0;
-    const events = await take(stream, 2, 30_000, (_event, index) => {
+    const events = await take(stream, 2, (_event, index) => {
       if (index === 0) {
         firstPid = server.child.pid!;
         // SIGTERM closes every open stream at once; the client retries until the new process answers.
