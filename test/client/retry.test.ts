@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { NerkhClient, NerkhError } from '../../clients/typescript/src/index.js';
+import { NerkhClient, NerkhError, parseRetryAfter } from '../../clients/typescript/src/index.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -92,5 +92,18 @@ describe('@nerkh/client honours Retry-After', () => {
     const call = nerkh.rates('usd_free', { signal: controller.signal });
     setTimeout(() => controller.abort(), 200);
     await assert.rejects(call, (error: Error) => error.name === 'AbortError' && !(error instanceof NerkhError));
+  });
+});
+
+describe('Retry-After as the client reads it', () => {
+  it('takes delta-seconds or an HTTP date, and nothing else', () => {
+    const now = Date.parse('2026-11-22T10:00:00Z');
+    assert.equal(parseRetryAfter('7', now), 7);
+    assert.equal(parseRetryAfter(' 0 ', now), 0);
+    assert.equal(parseRetryAfter('Sun, 22 Nov 2026 10:00:30 GMT', now), 30);
+    assert.equal(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now), 0, 'a date in the past: retry now');
+    assert.equal(parseRetryAfter('-5', now), null);
+    assert.equal(parseRetryAfter('soon', now), null);
+    assert.equal(parseRetryAfter(null, now), null);
   });
 });

@@ -67,7 +67,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (value === null) return null;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
-  const date = Date.parse(text);
+  // Every HTTP-date form starts with the day's name; Date.parse alone would take "-5" for a year.
+  const date = /^[A-Za-z]{3}/.test(text) ? Date.parse(text) : Number.NaN;
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
 }
 

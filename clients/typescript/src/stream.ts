@@ -108,9 +108,10 @@ export class RateStream implements AsyncIterable<StreamEvent> {
   }
 
   private request(signal: AbortSignal): Request {
-    const url = new URL(`${this.context.baseUrl.replace(/\/+$/, '')}/v1/stream`);
+    // A string, not a URL object: a browser page may give a relative baseUrl ('' or '/api').
     const keys = this.options.keys;
-    if (keys !== undefined) url.searchParams.set('keys', typeof keys === 'string' ? keys : keys.join(','));
+    const query = keys === undefined ? '' : `?${new URLSearchParams({ keys: typeof keys === 'string' ? keys : keys.join(',') })}`;
+    const url = `${this.context.baseUrl.replace(/\/+$/, '')}/v1/stream${query}`;
     const headers: Record<string, string> = { ...this.context.headers, accept: 'text/event-stream', 'cache-control': 'no-cache' };
     if (this.lastEventId !== null) headers['last-event-id'] = this.lastEventId;
     return new Request(url, { headers, signal });
