@@ -2,9 +2,12 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { NerkhError, readBody } from './errors.js';
 import { metaOf, type ResponseMeta } from './meta.js';
 import { retryDelay, sleep, type RetryPolicy } from './retry.js';
-import type { Rate } from './types.js';
+import type { QueryOf, Rate } from './types.js';
 
-export interface StreamOptions {
+/** Query options the server documents for the stream besides `keys` (the key itself goes in a header). */
+type StreamQuery = Omit<QueryOf<'getStream'>, 'keys' | 'api_key'>;
+
+export type StreamOptions = StreamQuery & {
   /** Keys or aliases to follow (at most 100); none: your whole allowance. */
   keys?: string | readonly string[];
   /** Aborting it ends the iteration (the loop simply finishes). */
@@ -17,7 +20,7 @@ export interface StreamOptions {
   idleTimeoutMs?: number;
   /** Called on every (re)connection with the answer's headers (rate limits, request id). */
   onOpen?: (meta: ResponseMeta) => void;
-}
+};
 
 /** `data` of both events: the moment, and every requested rate (snapshot) or the ones that changed (rates). */
 export interface StreamPayload {
@@ -108,9 +111,11 @@ export class RateStream implements AsyncIterable<StreamEvent> {
   }
 
   private request(signal: AbortSignal): Request {
+    const { keys, signal: _signal, lastEventId: _lastEventId, maxReconnectAttempts: _attempts, idleTimeoutMs: _idle, onOpen: _onOpen, ...rest } = this.options;
+    const params = new URLSearchParams(Object.entries(rest as Record<string, unknown>).filter(([, value]) => value !== undefined).map(([name, value]) => [name, String(value)]));
+    if (keys !== undefined) params.set('keys', typeof keys === 'string' ? keys : keys.join(','));
     // A string, not a URL object: a browser page may give a relative baseUrl ('' or '/api').
-    const keys = this.options.keys;
-    const query = keys === undefined ? '' : `?${new URLSearchParams({ keys: typeof keys === 'string' ? keys : keys.join(',') })}`;
+    const query = params.toString() === '' ? '' : `?${params}`;
     const url = `${this.context.baseUrl.replace(/\/+$/, '')}/v1/stream${query}`;
     const headers: Record<string, string> = { ...this.context.headers, accept: 'text/event-stream', 'cache-control': 'no-cache' };
     if (this.lastEventId !== null) headers['last-event-id'] = this.lastEventId;
