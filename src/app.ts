@@ -11,7 +11,7 @@ import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
 import { ApiError } from './domain/errors.js';
-import { operationalRoutes } from './http/routes/operational.js';
+import { operationalRoutes, type ProbeDeps } from './http/routes/operational.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
 import { usageRoutes } from './http/routes/usage.js';
@@ -131,5 +131,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
   app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  return app;
+}
+
+/**
+ * An ingest-only process (`--role ingest`) serves no API: it answers the
+ * probes and /metrics only, so a proxy never sends it a keyed request and the
+ * shared limits count only the nodes that serve.
+ */
+export async function buildProbeApp(deps: ProbeDeps & { logger: AppDeps['logger'] }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (request) => requestIdFor(request.headers['x-request-id']),
+    requestIdHeader: false,
+    forceCloseConnections: 'idle',
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (!isAllowedMethod(request.method)) throw METHOD_NOT_ALLOWED;
+  });
+  installErrorHandling(app, deps.time);
+  await app.register(operationalRoutes(deps));
   return app;
 }

@@ -74,6 +74,17 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   const store = status.store.reachable
     ? ''
     : `<p class="meta">${badge('down')} پایگاه داده در دسترس نیست؛ نرخ‌ها از حافظه ارائه می‌شوند و آمار مصرف نگه داشته می‌شود. <span class="en">The account store is unreachable since ${at(status.store.since)}; rates are served from memory and usage is buffered.</span></p>`;
+  const redis =
+    status.redis === 'down'
+      ? `<p class="meta">${badge('down')} Redis در دسترس نیست؛ هر گره آخرین داده خود را ارائه می‌دهد و سهم خود از سقف درخواست‌ها را اعمال می‌کند. <span class="en">Redis is unreachable; each node serves its latest data and limits each key to its share.</span></p>`
+      : '';
+  const nodes = status.nodes
+    .map(
+      (n) =>
+        `<tr><td dir="ltr"><code>${escape(n.id)}</code></td><td dir="ltr">${escape(n.role)}</td><td>${n.leader ? 'رهبر <span class="en">leader</span>' : '—'}</td>` +
+        `<td dir="ltr">${n.version === null ? '—' : n.version}</td><td dir="ltr">${at(n.last_seen)}</td></tr>`,
+    )
+    .join('');
   const sources = status.sources
     .map(
       (s) =>
@@ -102,7 +113,7 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   .badge { display: inline-block; padding: 2px 10px; border-radius: 999px; font-size: .85em; white-space: nowrap; }
   .badge.active { background: #dff3e6; color: #14683a; } .badge.degraded { background: #fdeccc; color: #8a5300; } .badge.down { background: #fadcd9; color: #8c1d18; }
   .meta { color: #5b6573; font-size: .9em; }
-  code { font-size: .9em; }
+  code { font-size: .9em; word-break: break-all; }
 </style>
 </head>
 <body>
@@ -117,10 +128,13 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
      آخرین به‌روزرسانی (last update): <span dir="ltr">${at(status.last_update)}</span> ·
      تولید صفحه (generated): <span dir="ltr">${escape(time.format(now))}</span></p>
   ${store}
+  ${redis}
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
   <h2>منابع داده زنده <span class="en">Live-data sources</span></h2>
   <table><thead><tr><th>منبع <div class="en">Source</div></th><th>وضعیت <div class="en">State</div></th><th>آخرین به‌روزرسانی <div class="en">Last update</div></th><th>عمر داده <div class="en">Age</div></th><th>خطا <div class="en">Error</div></th></tr></thead><tbody>${sources}</tbody></table>
+  <h2>گره‌ها <span class="en">Nodes</span></h2>
+  <table><thead><tr><th>شناسه <div class="en">Id</div></th><th>نقش <div class="en">Role</div></th><th>دریافت داده <div class="en">Ingest</div></th><th>نسخه <div class="en">Version</div></th><th>آخرین پیام <div class="en">Last seen</div></th></tr></thead><tbody>${nodes}</tbody></table>
   <p class="meta">این صفحه هر ${REFRESH_SECONDS} ثانیه به‌روز می‌شود. <span class="en">This page refreshes every ${REFRESH_SECONDS} seconds.</span></p>
 </main>
 </body>

@@ -48,7 +48,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         const mark = url.indexOf('?');
         const input = readDetailRequest(request.raw.rawHeaders, mark === -1 ? url : url.slice(0, mark), mark === -1 ? null : url.slice(mark + 1), request.ip, deps.time.now());
         input.requestId = request.id;
-        const answer = answerDetail(deps, input);
+        const answer = await answerDetail(deps, input);
         request.access = answer.access;
         request.failure = answer.failure?.error ?? null;
         return sendAnswer(reply, answer);
