@@ -151,6 +151,7 @@ export async function buildProbeApp(deps: ProbeDeps & { logger: AppDeps['logger'
     reply.header('x-request-id', request.id);
     if (!isAllowedMethod(request.method)) throw METHOD_NOT_ALLOWED;
   });
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   installErrorHandling(app, deps.time);
   await app.register(operationalRoutes(deps));
   return app;

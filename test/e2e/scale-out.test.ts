@@ -253,35 +253,46 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
     assert.ok(versions.at(-1)! > versions[0]!);
   });
 
-  it('Redis restarted under two nodes: no 5xx, status degraded meanwhile, everything resumes by itself', async () => {
+  it('Redis restarted under two nodes: no 5xx, honest ages and status degraded meanwhile, everything resumes by itself', async () => {
+    // A pair of its own: its own Redis (stopped and started here), and a source of its own with a short max age.
     const redis = await OwnRedis.create();
     await redis.start();
+    const pairSource = join(dir.path, 'pair.json');
+    const pairConfig = join(dir.path, 'pair.config.json');
+    writeFileSync(pairConfig, JSON.stringify({ sources: [{ name: 'alpha', type: 'file', path: pairSource, max_age_seconds: 3, poll_seconds: 0.2 }], plans: { live: { services: ['detail', 'status'], refresh_interval_seconds: 0, max_references: null, requests_per_minute: 1_000_000, requests_per_day: null } } }));
+    const writePair = (usdValue: number) => writeSource(pairSource, { [ITEMS.usd_free[0]]: usdValue, [ITEMS.coin_emami[0]]: ITEMS.coin_emami[1], [ITEMS.gold_18k[0]]: ITEMS.gold_18k[1] });
+    const pairEnv = (name: string) => ({ ...env(name, redis.url, 'nerkh-test:'), NERKH_CONFIG: pairConfig });
+    const usdRate = async (node: ServerProcess) => ((await get(node.base, '/v1/rates/usd_free', keys.live)).json as Detail).rates[0]!;
     const pair: ServerProcess[] = [];
     try {
-      pair.push(await startServer(env('r1', redis.url, 'nerkh-test:')));
-      pair.push(await startServer(env('r2', redis.url, 'nerkh-test:')));
+      writePair(1_000_100);
+      pair.push(await startServer(pairEnv('r1')));
+      pair.push(await startServer(pairEnv('r2')));
       for (const node of pair) await pollUntil(() => get(node.base, '/readyz'), (r) => r.status === 200, 10_000);
+      writePair(1_000_200);
+      await pollUntil(() => Promise.all(pair.map(usdRate)), (rates) => rates.every((r) => r.value === 1_000_200 && r.status === 'ok'), 3000);
       const statuses = new Map<number, number>();
       let degraded = false;
       let running = true;
       const traffic = (async () => {
         for (let i = 0; running; i++) {
-          const node = pair[i % 2]!;
-          const response = await get(node.base, i % 4 === 0 ? '/v1/status' : DETAIL, keys.live).catch(() => null);
+          const response = await get(pair[i % 2]!.base, i % 4 === 0 ? '/v1/status' : DETAIL, keys.live).catch(() => null);
           const code = response?.status ?? 0;
           statuses.set(code, (statuses.get(code) ?? 0) + 1);
-          if (i % 4 === 0 && (response?.json as Status | undefined)?.redis?.state === 'down') degraded = (response!.json as Status).service.state === 'degraded' || degraded;
+          const body = response?.json as Status | undefined;
+          if (i % 4 === 0 && body?.redis?.state === 'down' && body.service.state === 'degraded') degraded = true;
           await sleep(20);
         }
       })();
-      await sleep(500);
       await redis.stop();
-      await sleep(3000);
+      // Nothing new can come; the value outlives its 3 s max age on both nodes, and they say so.
+      const { value: aged } = await pollUntil(() => Promise.all(pair.map(usdRate)), (rates) => rates.every((r) => r.status === 'stale' && r.value === 1_000_200), 8000, 200);
+      for (const rate of aged) assert.ok((rate as { stale_seconds?: number }).stale_seconds! >= 3, JSON.stringify(rate));
       await redis.start();
       // Back by itself: Redis seen again, one leader, and a new value on both nodes.
       await pollUntil(() => Promise.all(pair.map(status)), (all) => all.every((s) => s.redis?.state === 'active' && s.nodes.length === 2 && s.nodes.filter((n) => n.leader).length === 1), 10_000, 200);
-      const expected = rewrite();
-      await pollUntil(() => Promise.all(pair.map(usd)), (values) => values.every((value) => value === expected), 5000, 100);
+      writePair(1_000_300);
+      await pollUntil(() => Promise.all(pair.map(usdRate)), (rates) => rates.every((r) => r.value === 1_000_300 && r.status === 'ok'), 5000, 100);
       running = false;
       await traffic;
       const fivexx = [...statuses].filter(([code]) => code === 0 || code >= 500);
@@ -306,11 +317,14 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
     prefixes.push(workersPrefix);
     const server = await startServer(env('w', REDIS_URL!, workersPrefix), { args: ['--workers', '2'] });
     try {
-      const { value } = await pollUntil(() => status(server), (s) => s?.nodes?.length === 2 && s.nodes.filter((n) => n.leader).length === 1, 15_000, 200);
+      // The second worker starts once the first listens.
+      await pollUntil(async () => server.stdout.match(/nerkh listening on/g)?.length ?? 0, (count) => count === 2, 15_000, 100);
+      const { value } = await pollUntil(() => status(server), (s) => s?.nodes?.length === 2 && s.nodes.filter((n) => n.leader).length === 1, 5000, 200);
       assert.equal(value.nodes.filter((n) => n.role === 'all').length, 2);
       assert.equal((await get(server.base, DETAIL, keys.live)).status, 200);
       const { exit } = await server.stop('SIGTERM', 15_000);
       assert.equal(exit?.code, 0, server.output());
+      assert.equal(server.stdout.match(/nerkh: stopped/g)?.length, 2, server.output());
     } finally {
       await server.kill();
     }
