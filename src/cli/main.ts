@@ -27,9 +27,12 @@ program
     const workers = Number(options.workers);
     if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`invalid --workers "${options.workers}": an integer from 1 to 64`);
     const role = options.role as Role;
+    // Several processes must share limits, snapshots and notices, and a role apart has others to share with: only Redis lets them.
+    const needsRedis = workers > 1 ? '--workers' : role !== 'all' ? `--role ${role}` : null;
+    if (needsRedis && cluster.isPrimary && !loadConfig().redisUrl) {
+      throw new SetupError(`${needsRedis} needs NERKH_REDIS_URL (nodes share limits and snapshots through Redis)`);
+    }
     if (workers > 1 && cluster.isPrimary) {
-      // Several processes must share limits, snapshots and notices: only Redis lets them.
-      if (!loadConfig().redisUrl) throw new SetupError('--workers needs NERKH_REDIS_URL (each worker is a node; limits and snapshots are shared through Redis)');
       const { runWorkers } = await import('../workers.js');
       await runWorkers(workers, process.argv.slice(2));
       return;

@@ -220,8 +220,8 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
 
   it('kill -9 of the leader: another node leads within 10 s, values keep moving, no version goes backwards', async () => {
     const survivors = [...nodes];
-    const leader = leaderOf((await status(survivors[0]!)).nodes, survivors);
-    assert.ok(leader, 'a leader among the survivors');
+    const { value: before } = await pollUntil(() => status(survivors[0]!), (s) => s.nodes.length === 2 && leaderOf(s.nodes, survivors) !== undefined, 8000, 100);
+    const leader = leaderOf(before.nodes, survivors)!;
     const follower = survivors.find((node) => node !== leader)!;
     const versions: number[] = [];
     let watching = true;
@@ -304,24 +304,32 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
     }
   });
 
-  it('--workers 2 needs Redis: without it, one line on stderr and exit 2', async () => {
-    const result = await runCli({ ...process.env, ...env('w0'), NERKH_REDIS_URL: '' }, ['serve', '--workers', '2']);
-    assert.equal(result.code, 2);
-    const lines = result.stderr.trim().split('\n');
-    assert.equal(lines.length, 1, result.stderr);
-    assert.match(lines[0]!, /^nerkh: --workers needs NERKH_REDIS_URL/);
+  it('--workers 2 and a role apart need Redis: without it, one line on stderr and exit 2', async () => {
+    for (const [args, named] of [[['--workers', '2'], '--workers'], [['--role', 'api'], '--role api']] as const) {
+      const result = await runCli({ ...process.env, ...env('w0'), NERKH_REDIS_URL: '' }, ['serve', ...args]);
+      assert.equal(result.code, 2);
+      const lines = result.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, result.stderr);
+      assert.ok(lines[0]!.startsWith(`nerkh: ${named} needs NERKH_REDIS_URL`), lines[0]);
+    }
   });
 
-  it('--workers 2 with Redis: two worker nodes serve one port, and SIGTERM stops both', async () => {
+  it('--workers 2 with Redis: two worker nodes serve one port, a dead worker is replaced, and SIGTERM stops both', async () => {
     const workersPrefix = randomPrefix();
     prefixes.push(workersPrefix);
-    const server = await startServer(env('w', REDIS_URL!, workersPrefix), { args: ['--workers', '2'] });
+    const server = await startServer({ ...env('w', REDIS_URL!, workersPrefix), NERKH_LOG_LEVEL: 'info' }, { args: ['--workers', '2'] });
     try {
       // The second worker starts once the first listens.
       await pollUntil(async () => server.stdout.match(/nerkh listening on/g)?.length ?? 0, (count) => count === 2, 15_000, 100);
       const { value } = await pollUntil(() => status(server), (s) => s?.nodes?.length === 2 && s.nodes.filter((n) => n.leader).length === 1, 5000, 200);
       assert.equal(value.nodes.filter((n) => n.role === 'all').length, 2);
       assert.equal((await get(server.base, DETAIL, keys.live)).status, 200);
+      // A worker that dies is replaced.
+      const victim = value.nodes.find((n) => !n.leader)!;
+      process.kill(Number(victim.id.split('-').at(-2)), 'SIGKILL');
+      await pollUntil(() => status(server).catch(() => null), (s) => s?.nodes.length === 2 && !s.nodes.some((n) => n.id === victim.id), 15_000, 200);
+      assert.match(server.stderr, /worker \d+ ended \(SIGKILL\); starting another/);
+      await pollUntil(async () => server.stdout.match(/nerkh listening on/g)?.length ?? 0, (count) => count === 3, 10_000, 100);
       const { exit } = await server.stop('SIGTERM', 15_000);
       assert.equal(exit?.code, 0, server.output());
       assert.equal(server.stdout.match(/nerkh: stopped/g)?.length, 2, server.output());
