@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { Store } from '../../src/store/store.js';
-import { tempDir, writeSource } from '../support/env.js';
+import { eventually, tempDir, writeSource } from '../support/env.js';
+import { openStream, ratesOf, type SseStream } from '../stream/sse-client.js';
 import { OwnRedis, randomPrefix, removePrefix, REDIS_URL } from '../support/redis.js';
 import { POSTGRES_URL } from '../support/harness.js';
 import { assertBuilt, cliOk, get, pollUntil, runCli, sleep, startServer, type ServerProcess } from './helpers.js';
@@ -38,7 +39,7 @@ interface Status {
   redis: { state: string } | null;
 }
 interface Detail {
-  rates: { key: string; value: number; status: string; updated_at: string }[];
+  rates: { key: string; value: number; status: string; updated_at: string; day_open: number | null; day_high: number | null; day_low: number | null }[];
 }
 
 const skip = !POSTGRES_URL ? 'NERKH_TEST_DATABASE_URL is not set' : !REDIS_URL ? 'NERKH_TEST_REDIS_URL is not set' : false;
@@ -99,7 +100,15 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
       JSON.stringify({
         sources: [{ name: 'alpha', type: 'file', path: sourcePath, max_age_seconds: 120, poll_seconds: 0.2 }],
         plans: {
-          live: { services: ['catalogue', 'detail', 'status', 'usage'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 1_000_000, requests_per_day: null },
+          live: {
+            services: ['catalogue', 'detail', 'status', 'usage', 'history', 'stream'],
+            max_references: null,
+            refresh_interval_seconds: 0,
+            requests_per_minute: 1_000_000,
+            requests_per_day: null,
+            history_days: null,
+            max_streams: 2,
+          },
           limited: { services: ['detail'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 60, requests_per_day: null },
         },
       }),
@@ -164,6 +173,45 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
     assert.ok(revoked.ms <= 1000);
   });
 
+  it('streams follow the bus on every node, max_streams holds across nodes, and every node reads the history the leader records', async () => {
+    const streams: SseStream[] = [];
+    try {
+      // Two streams (the plan's max) on two nodes; a third on the third node is refused.
+      for (const node of [nodes[1]!, nodes[2]!]) streams.push(await openStream(node.base, '/v1/stream?keys=usd_free', { 'x-api-key': keys.live }));
+      assert.deepEqual(streams.map((s) => s.status), [200, 200]);
+      const third = await openStream(nodes[0]!.base, '/v1/stream?keys=usd_free', { 'x-api-key': keys.live });
+      assert.equal(third.status, 429, third.body);
+      assert.match(third.body, /TOO_MANY_STREAMS/);
+      await Promise.all(streams.map((s) => s.event(0)));
+      // A rewrite reaches the streams on both nodes, identical.
+      const expected = rewrite();
+      const changed = await Promise.all(streams.map((s) => eventually(() => s.events.slice(1).find((e) => ratesOf(e).rates[0]?.value === expected), 3000, 20)));
+      assert.deepEqual(changed.map((e) => ratesOf(e!).rates[0]), [ratesOf(changed[0]!).rates[0], ratesOf(changed[0]!).rates[0]]);
+      // A slot freed on one node is free on every node.
+      streams.shift()!.close();
+      const { value: reopened } = await pollUntil(
+        async () => {
+          const opened = await openStream(nodes[0]!.base, '/v1/stream?keys=usd_free', { 'x-api-key': keys.live });
+          if (opened.status === 200) streams.push(opened);
+          return opened.status;
+        },
+        (code) => code === 200,
+        3000,
+        100,
+      );
+      assert.equal(reopened, 200);
+      // History: the leader records, the store holds it a second later, every node answers the same close.
+      await pollUntil(
+        () => Promise.all(nodes.map(async (node) => (await get(node.base, '/v1/rates/usd_free/history?interval=1m', keys.live)).json as { candles: { close: number }[] })),
+        (all) => all.every((h) => h.candles.at(-1)?.close === expected),
+        3000,
+        100,
+      );
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
+
   it('a 60/min key hammered across the nodes gets 60 to 63 answers in its minute', async () => {
     // The whole burst must fall in one minute window: start early in a minute.
     if (Date.now() % 60_000 > 45_000) await sleep(60_000 - (Date.now() % 60_000) + 100);
@@ -223,6 +271,8 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
     const { value: before } = await pollUntil(() => status(survivors[0]!), (s) => s.nodes.length === 2 && leaderOf(s.nodes, survivors) !== undefined, 8000, 100);
     const leader = leaderOf(before.nodes, survivors)!;
     const follower = survivors.find((node) => node !== leader)!;
+    const usdRate = async () => ((await get(follower.base, DETAIL, keys.live)).json as Detail).rates.find((r) => r.key === 'usd_free')!;
+    const dayBefore = await usdRate();
     const versions: number[] = [];
     let watching = true;
     const watcher = (async () => {
@@ -240,6 +290,12 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
       assert.ok(Date.now() - killedAt <= 10_000, `took over after ${Date.now() - killedAt} ms`);
       const seen = await usd(follower);
       await pollUntil(() => usd(follower), (value) => value > seen, 3000, 100);
+      // The market day goes on where the dead leader left it: same open, the range only widening.
+      const dayAfter = await usdRate();
+      if (dayAfter.updated_at.slice(0, 10) === dayBefore.updated_at.slice(0, 10)) {
+        assert.equal(dayAfter.day_open, dayBefore.day_open);
+        assert.ok(dayAfter.day_high! >= dayBefore.day_high! && dayAfter.day_low! <= dayBefore.day_low!, JSON.stringify({ dayBefore, dayAfter }));
+      }
       assert.ok(taken.value.nodes.length <= 2);
       // Its last heartbeat ages out of the list (5 s), as the lease did.
       await pollUntil(() => status(follower), (s) => s.nodes.length === 1, 6000, 200);
@@ -259,7 +315,16 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
     await redis.start();
     const pairSource = join(dir.path, 'pair.json');
     const pairConfig = join(dir.path, 'pair.config.json');
-    writeFileSync(pairConfig, JSON.stringify({ sources: [{ name: 'alpha', type: 'file', path: pairSource, max_age_seconds: 3, poll_seconds: 0.2 }], plans: { live: { services: ['detail', 'status'], refresh_interval_seconds: 0, max_references: null, requests_per_minute: 1_000_000, requests_per_day: null } } }));
+    writeFileSync(
+      pairConfig,
+      JSON.stringify({
+        sources: [{ name: 'alpha', type: 'file', path: pairSource, max_age_seconds: 3, poll_seconds: 0.2 }],
+        plans: {
+          live: { services: ['detail', 'status'], refresh_interval_seconds: 0, max_references: null, requests_per_minute: 1_000_000, requests_per_day: null },
+          limited: { services: ['detail'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 60, requests_per_day: null },
+        },
+      }),
+    );
     const writePair = (usdValue: number) => writeSource(pairSource, { [ITEMS.usd_free[0]]: usdValue, [ITEMS.coin_emami[0]]: ITEMS.coin_emami[1], [ITEMS.gold_18k[0]]: ITEMS.gold_18k[1] });
     const pairEnv = (name: string) => ({ ...env(name, redis.url, 'nerkh-test:'), NERKH_CONFIG: pairConfig });
     const usdRate = async (node: ServerProcess) => ((await get(node.base, '/v1/rates/usd_free', keys.live)).json as Detail).rates[0]!;
@@ -288,6 +353,12 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
       // Nothing new can come; the value outlives its 3 s max age on both nodes, and they say so.
       const { value: aged } = await pollUntil(() => Promise.all(pair.map(usdRate)), (rates) => rates.every((r) => r.status === 'stale' && r.value === 1_000_200), 8000, 200);
       for (const rate of aged) assert.ok((rate as { stale_seconds?: number }).stale_seconds! >= 3, JSON.stringify(rate));
+      // Limits fall back to each node's share: 60/min over two nodes is 30 a node, answered at once.
+      const minute = Math.floor(Date.now() / 60_000);
+      const limited = await Promise.all(Array.from({ length: 100 }, (_, i) => get(pair[i % 2]!.base, '/v1/rates/usd_free', keys.limited)));
+      const admitted = limited.filter((r) => r.status === 200).length;
+      assert.deepEqual(new Set(limited.map((r) => r.status)), new Set([200, 429]));
+      if (Math.floor(Date.now() / 60_000) === minute) assert.ok(admitted >= 60 && admitted <= 62, `${admitted} admitted while Redis was away (60/min, 2 nodes)`);
       await redis.start();
       // Back by itself: Redis seen again, one leader, and a new value on both nodes.
       await pollUntil(() => Promise.all(pair.map(status)), (all) => all.every((s) => s.redis?.state === 'active' && s.nodes.length === 2 && s.nodes.filter((n) => n.leader).length === 1), 10_000, 200);
