@@ -52,7 +52,7 @@ export function openBackends(config: AppConfig, role: Role, time: ZoneTime, logg
   const lease = role === 'api' ? null : link ? new RedisLeaderLease(link, { id, logger, clock: time.clock }) : new SoleLeader(id);
   const bus: SnapshotBus = link
     ? new RedisSnapshotBus(link, { time, logger, lease: lease ?? undefined })
-    : new MemorySnapshotBus((error) => logger.error({ part: 'bus', err: error }, 'a snapshot listener failed'));
+    : new MemorySnapshotBus((error) => logger.error({ part: 'bus', err: error }, 'a snapshot listener failed'), time.now());
   const self = () => ({ role, leader: lease?.isLeader ?? false, version: bus.latest()?.snapshot.version ?? null });
   const registry: NodeRegistry = link ? new RedisNodeRegistry(link, id, self, logger) : new SoleNode(id, self, () => time.now());
   const notices: Notices = link ? new RedisNotices(link, logger) : new LocalNotices();
