@@ -77,6 +77,22 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
     },
   });
   new Gauge({
+    name: 'nerkh_snapshot_version',
+    help: 'Version of the latest snapshot (the id of stream events built from it)',
+    registers: [registry],
+    collect() {
+      this.set(snapshots().latest().version);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_snapshot_built_at_seconds',
+    help: 'When the latest snapshot was built, Unix time with millisecond resolution (the bench times stream delivery from it)',
+    registers: [registry],
+    collect() {
+      this.set(snapshots().latest().builtAt / 1000);
+    },
+  });
+  new Gauge({
     name: 'nerkh_store_up',
     help: '1 while the account and usage store answers, 0 while it does not (serving goes on from memory)',
     registers: [registry],
