@@ -59,6 +59,13 @@ export function memory(pid: number): { rss: number; peak: number } {
   return { rss: field('VmRSS'), peak: field('VmHWM') };
 }
 
+/** CPU time a process has used so far, user and system, in ms (Linux /proc; clock ticks of 10 ms). */
+export function cpuTime(pid: number): { user: number; system: number } {
+  // The fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
 /** A process's soft limit on open files (Linux /proc). */
 export function openFileLimit(pid: number | 'self'): number {
   const limits = readFileSync(`/proc/${pid}/limits`, 'utf8');

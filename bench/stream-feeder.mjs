@@ -1,7 +1,7 @@
 /* global fetch */
 // The stream bench's changing market: rewrites one source file every interval
-// with a new dollar rate, then asks the server when it built the snapshot that
-// carries it. One line of JSON per change on stdout:
+// with a new dollar rate, then asks the server (/metrics) which snapshot
+// carries it and when that snapshot was built. One line of JSON per change on stdout:
 //   {"written_at":ms,"version":n,"built_at":ms}  (version/built_at null when not matched)
 // Usage: node bench/stream-feeder.mjs <source.json> <metrics url> <interval ms>
 // A separate process, so the bench's load generator (which blocks its own
@@ -21,6 +21,8 @@ async function latestSnapshot() {
   return { version: read('nerkh_snapshot_version'), builtAt: Math.round(read('nerkh_snapshot_built_at_seconds') * 1000) };
 }
 
+let lastVersion = -1;
+
 async function change() {
   step++;
   // A new value every time, within a fraction of a percent of the level (inside the sanity band).
@@ -29,12 +31,16 @@ async function change() {
   const writtenAt = Date.now();
   writeFileSync(`${path}.tmp`, JSON.stringify(doc));
   renameSync(`${path}.tmp`, path);
-  // The file source watches its folder: the snapshot is built within milliseconds; read it well after.
-  await new Promise((r) => setTimeout(r, interval / 2));
-  const { version, builtAt } = await latestSnapshot().catch(() => ({ version: NaN, builtAt: NaN }));
-  // Only a snapshot built after this write carries this change; otherwise the change is left unmatched.
-  const matched = Number.isFinite(version) && builtAt >= writtenAt;
-  console.log(JSON.stringify({ written_at: writtenAt, version: matched ? version : null, built_at: matched ? builtAt : null }));
+  // The file source watches its folder, so the snapshot is built within milliseconds on a quiet
+  // machine; ask every 50 ms until a snapshot built after this write shows, for most of the interval.
+  let matched = null;
+  while (matched === null && Date.now() - writtenAt < interval * 0.8) {
+    await new Promise((r) => setTimeout(r, 50));
+    const snapshot = await latestSnapshot().catch(() => null);
+    if (snapshot && snapshot.version > lastVersion && snapshot.builtAt >= writtenAt) matched = snapshot;
+  }
+  if (matched) lastVersion = matched.version;
+  console.log(JSON.stringify({ written_at: writtenAt, version: matched?.version ?? null, built_at: matched?.builtAt ?? null }));
 }
 
 const timer = setInterval(() => void change(), interval);

@@ -17,12 +17,12 @@
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { measure, type Measurement } from './load.js';
-import { freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer } from './processes.js';
+import { cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer } from './processes.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
 const CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 4);
@@ -59,6 +59,7 @@ export async function streamBench(): Promise<boolean> {
     rmSync(work, { recursive: true, force: true });
   };
   try {
+    const loadStart1 = loadavg()[0]!;
     const env = environment(work);
     writeSources(work);
     const keys = await seed(env);
@@ -111,14 +112,18 @@ export async function streamBench(): Promise<boolean> {
     // A change a second: first with nothing else running, then under detail load.
     const feeder = await startFeeder(work, `${base}/metrics`, children);
     const quietStart = Date.now();
+    const cpuBefore = cpuTime(serverPid);
+    const sentBefore = eventsSent(await scrape(base));
     await sleep(QUIET_SECONDS * 1000);
+    const cpuAfter = cpuTime(serverPid);
+    const sent = eventsSent(await scrape(base)) - sentBefore;
     const loadStart = Date.now();
     const withStreams = await rounds(`${ok} streams`);
     const loadEnd = Date.now();
     feeder.child.kill('SIGTERM');
     await sleep(1000);
     const afterRss = memory(serverPid);
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const metrics = await scrape(base);
 
     const reports = (await Promise.all(
       clients.map((client) => {
@@ -132,9 +137,18 @@ export async function streamBench(): Promise<boolean> {
     const loaded = latencies(feeder.changes.filter((c) => c.written_at >= loadStart && c.written_at < loadEnd - CHANGE_MS), reports, ok);
     const result = {
       at: new Date().toISOString(),
+      // Other work on the machine moves every figure here: the 1-minute load average at the start and the end.
+      load_average: [round1(loadStart1), round1(loadavg()[0]!)],
       streams: { requested: STREAMS, open: ok, refused: failed, open_ms: openMs, client_processes: CLIENTS, keys_per_stream: KEYS.length },
       rss_mb: { before: round1(idleRss), at_streams: round1(openRss.rss), peak: round1(Math.max(openRss.peak, afterRss.peak)), after_load: round1(afterRss.rss) },
       latency_quiet: quiet,
+      // The server's CPU time over the quiet phase per event it wrote (nerkh_stream_events_sent_total): what a
+      // fan-out costs, whatever else runs on the machine. It also holds that phase's pings, rebuilds and scrapes.
+      server_cpu_us_per_event: {
+        events: sent,
+        user: round1(((cpuAfter.user - cpuBefore.user) * 1000) / Math.max(1, sent)),
+        system: round1(((cpuAfter.system - cpuBefore.system) * 1000) / Math.max(1, sent)),
+      },
       latency_under_load: loaded,
       detail_without_streams: without,
       detail_with_streams: withStreams,
@@ -189,9 +203,11 @@ function summarise(pairs: { baseline: Measurement; detail: Measurement }[]) {
 }
 
 function print(result: {
+  load_average: number[];
   streams: { open: number; open_ms: number };
   rss_mb: { before: number; at_streams: number; peak: number };
   latency_quiet: ReturnType<typeof latencies>;
+  server_cpu_us_per_event: { events: number; user: number; system: number };
   latency_under_load: ReturnType<typeof latencies>;
   detail_without_streams: ReturnType<typeof summarise>;
   detail_with_streams: ReturnType<typeof summarise>;
@@ -203,9 +219,11 @@ function print(result: {
   const detail = (label: string, d: ReturnType<typeof summarise>) =>
     console.log(`${label.padEnd(34)} ${String(d.detail_rps).padStart(7)} req/s  ratio ${d.ratio.toFixed(3)} to baseline (${d.baseline_rps} req/s)  p99 ${d.detail_p99_ms} ms  non-2xx ${d.non_2xx}`);
   console.log('');
-  console.log(`push stream, ${result.streams.open} streams on one process (opened in ${result.streams.open_ms} ms)`);
+  console.log(`push stream, ${result.streams.open} streams on one process (opened in ${result.streams.open_ms} ms; load average ${result.load_average.join(' → ')})`);
   line('delivery latency, quiet', result.latency_quiet);
   line('delivery latency, under detail load', result.latency_under_load);
+  const cpu = result.server_cpu_us_per_event;
+  console.log(`${'server CPU per event delivered'.padEnd(34)} ${(cpu.user + cpu.system).toFixed(1)} µs (user ${cpu.user}, system ${cpu.system}; quiet phase, ${cpu.events} events)`);
   console.log(`${'server RSS'.padEnd(34)} ${result.rss_mb.at_streams} MB at ${result.streams.open} streams (${result.rss_mb.before} MB before, peak ${result.rss_mb.peak} MB); ${result.dropped} subscribers dropped`);
   detail('detail without streams', result.detail_without_streams);
   detail('detail with streams open', result.detail_with_streams);
@@ -284,6 +302,8 @@ async function startFeeder(work: string, metricsUrl: string, children: ChildProc
   return { child, changes };
 }
 
+const scrape = async (base: string) => (await fetch(`${base}/metrics`)).text();
+const eventsSent = (metrics: string) => Number(/^nerkh_stream_events_sent_total (\d+)/m.exec(metrics)?.[1] ?? NaN);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round1 = (n: number) => Number(n.toFixed(1));
 
