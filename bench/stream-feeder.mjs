@@ -32,10 +32,10 @@ async function change() {
   writeFileSync(`${path}.tmp`, JSON.stringify(doc));
   renameSync(`${path}.tmp`, path);
   // The file source watches its folder, so the snapshot is built within milliseconds on a quiet
-  // machine; ask every 50 ms until a snapshot built after this write shows, for most of the interval.
+  // machine; ask every 100 ms until a snapshot built after this write shows, for most of the interval.
   let matched = null;
   while (matched === null && Date.now() - writtenAt < interval * 0.8) {
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
     const snapshot = await latestSnapshot().catch(() => null);
     if (snapshot && snapshot.version > lastVersion && snapshot.builtAt >= writtenAt) matched = snapshot;
   }
