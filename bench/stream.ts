@@ -113,10 +113,15 @@ export async function streamBench(): Promise<boolean> {
     const feeder = await startFeeder(work, `${base}/metrics`, children);
     const quietStart = Date.now();
     const cpuBefore = cpuTime(serverPid);
-    const sentBefore = eventsSent(await scrape(base));
+    const quietBefore = await scrape(base);
     await sleep(QUIET_SECONDS * 1000);
     const cpuAfter = cpuTime(serverPid);
-    const sent = eventsSent(await scrape(base)) - sentBefore;
+    const quietAfter = await scrape(base);
+    const sent = gauge(quietAfter, 'nerkh_stream_events_sent_total') - gauge(quietBefore, 'nerkh_stream_events_sent_total');
+    // The server's own part: how long writing one event to all the streams took (the loop, in the server).
+    const fanouts = gauge(quietAfter, 'nerkh_stream_fanouts_total') - gauge(quietBefore, 'nerkh_stream_fanouts_total');
+    const fanoutSeconds = gauge(quietAfter, 'nerkh_stream_fanout_seconds_total') - gauge(quietBefore, 'nerkh_stream_fanout_seconds_total');
+    const fanoutMs = { mean: round1((fanoutSeconds * 1000) / Math.max(1, fanouts)), max: round1(gauge(quietAfter, 'nerkh_stream_fanout_max_seconds') * 1000) };
     const loadStart = Date.now();
     const withStreams = await rounds(`${ok} streams`);
     const loadEnd = Date.now();
@@ -142,6 +147,7 @@ export async function streamBench(): Promise<boolean> {
       streams: { requested: STREAMS, open: ok, refused: failed, open_ms: openMs, client_processes: CLIENTS, keys_per_stream: KEYS.length },
       rss_mb: { before: round1(idleRss), at_streams: round1(openRss.rss), peak: round1(Math.max(openRss.peak, afterRss.peak)), after_load: round1(afterRss.rss) },
       latency_quiet: quiet,
+      server_fanout_ms_quiet: fanoutMs,
       // The server's CPU time over the quiet phase per event it wrote (nerkh_stream_events_sent_total): what a
       // fan-out costs, whatever else runs on the machine. It also holds that phase's pings, rebuilds and scrapes.
       server_cpu_us_per_event: {
@@ -222,6 +228,7 @@ function print(result: {
   rss_mb: { before: number; at_streams: number; peak: number };
   latency_quiet: ReturnType<typeof latencies>;
   server_cpu_us_per_event: { events: number; user: number; system: number };
+  server_fanout_ms_quiet: { mean: number; max: number };
   latency_under_load: ReturnType<typeof latencies>;
   detail_without_streams: ReturnType<typeof summarise>;
   detail_with_streams: ReturnType<typeof summarise>;
@@ -239,6 +246,7 @@ function print(result: {
   console.log(`push stream, ${result.streams.open} streams on one process (opened in ${result.streams.open_ms} ms; load average ${result.load_average.join(' → ')})`);
   line('delivery latency, quiet', result.latency_quiet);
   line('delivery latency, under detail load', result.latency_under_load);
+  console.log(`${'server: one event to every stream'.padEnd(34)} mean ${result.server_fanout_ms_quiet.mean} ms, max ${result.server_fanout_ms_quiet.max} ms (the write loop, timed in the server; quiet phase)`);
   const cpu = result.server_cpu_us_per_event;
   console.log(`${'server CPU per event delivered'.padEnd(34)} ${(cpu.user + cpu.system).toFixed(1)} µs (user ${cpu.user}, system ${cpu.system}; quiet phase, ${cpu.events} events)`);
   console.log(`${'server RSS'.padEnd(34)} ${result.rss_mb.at_streams} MB at ${result.streams.open} streams (${result.rss_mb.before} MB before, peak ${result.rss_mb.peak} MB); ${result.dropped} subscribers dropped`);
@@ -320,7 +328,7 @@ async function startFeeder(work: string, metricsUrl: string, children: ChildProc
 }
 
 const scrape = async (base: string) => (await fetch(`${base}/metrics`)).text();
-const eventsSent = (metrics: string) => Number(/^nerkh_stream_events_sent_total (\d+)/m.exec(metrics)?.[1] ?? NaN);
+const gauge = (metrics: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round1 = (n: number) => Number(n.toFixed(1));
 

@@ -155,6 +155,30 @@ export function registerStreamMetrics(registry: Registry, counts: () => StreamCo
     },
   });
   new Gauge({
+    name: 'nerkh_stream_fanouts_total',
+    help: 'Stream events written to every stream of a group (one per group and change) since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().fanouts.count);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_fanout_seconds_total',
+    help: 'Time spent writing those events to every stream of their group, summed, since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().fanouts.seconds);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_fanout_max_seconds',
+    help: 'The longest time one event took to be written to every stream of its group, since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().fanouts.maxSeconds);
+    },
+  });
+  new Gauge({
     name: 'nerkh_stream_subscribers_dropped_total',
     help: 'Stream subscribers dropped for not reading: buffered bytes over the bound, or a buffer full past the stall time',
     labelNames: ['reason'],
