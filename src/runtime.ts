@@ -51,7 +51,7 @@ export interface RuntimeOptions {
 export async function startRuntime(config: AppConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const time = new ZoneTime(config.timezone, options.clock);
   const logger = options.logger ?? createLogger(config.logLevel);
-  const { catalogue, plans, sourcePriority } = loadReferenceData(config);
+  const { catalogue, plans, sourcePriority, screening } = loadReferenceData(config);
 
   const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue) : null;
   feeder?.start();
@@ -64,7 +64,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const demoKey = config.demo ? await ensureDemoAccount(store) : null;
 
   const monitor = new SourceMonitor(config.sources, time.clock, { logger });
-  const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
+  const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening);
   await engine.start();
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
   const snapshots = new SnapshotHistory(engine.current(), longest);
@@ -84,7 +84,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     time,
     catalogue,
     catalogueRenderer: new CatalogueRenderer(catalogue),
-    detailRenderer: new DetailRenderer(catalogue),
+    detailRenderer: new DetailRenderer(catalogue, time),
     legacyRenderer: new LegacyRenderer(catalogue),
     snapshots,
     sourceHealth,

@@ -5,7 +5,8 @@ import { appendError, JSON_TYPE, type Answer } from './answer.js';
 import { matchesEtag, secondsToBoundary } from './conditional.js';
 import { EXPOSED_HEADERS } from './context.js';
 import type { AppDeps } from './deps.js';
-import { unknownParameter } from './query.js';
+import { acceptedEncoding, encodedEtag } from './encoding.js';
+import { parseDetailQuery, PLAIN_DETAIL_QUERY } from './query.js';
 
 export const DETAIL_PREFIX = '/v1/rates/';
 
@@ -20,6 +21,7 @@ export interface DetailRequest {
   apiKey: string | undefined;
   origin: string | undefined;
   ifNoneMatch: string | undefined;
+  acceptEncoding: string | undefined;
   /** The client address, for the failed-key throttle. */
   address: string;
   now: number;
@@ -44,6 +46,8 @@ export interface DetailAnswer extends Answer {
 export type DetailDeps = Pick<AppDeps, 'time' | 'directory' | 'limiter' | 'failedAttempts' | 'detailRenderer' | 'snapshots' | 'logger'>;
 
 const cacheControls: string[] = [];
+/** Where the Vary value sits when CORS headers follow x-request-id: [x-request-id, id, access-control-allow-origin, origin, vary, <here>, …]. */
+const CORS_VARY = 5;
 
 /**
  * `GET /v1/rates/{keys}`, framework-free: the raw node:http path and the
@@ -62,20 +66,32 @@ export function answerDetail(deps: DetailDeps, request: DetailRequest): DetailAn
   try {
     const account = admit(deps, 'detail', request.apiKey, request.origin, request.address, now, answer).account;
     admittedHeaders = headers.length;
-    if (request.query !== null) rejectQuery(request.query);
+    const query = request.query === null ? PLAIN_DETAIL_QUERY : parseDetailQuery(request.query);
     const interval = account.plan.refresh_interval_seconds;
-    const prepared = deps.detailRenderer.prepare(deps.snapshots.forInterval(interval, now), keysSegment(request.path), account.allowance);
-    headers.push('cache-control', cacheControl(secondsToBoundary(interval, now)), 'etag', prepared.etag);
+    const prepared = deps.detailRenderer.prepare(deps.snapshots.forInterval(interval, now), keysSegment(request.path), account.allowance, query.unit, query.sources);
+    const stamped = prepared.body;
+    // Only a body worth compressing varies with Accept-Encoding.
+    const encoding = stamped.compressible ? acceptedEncoding(request.acceptEncoding) : null;
+    if (stamped.compressible) {
+      if (request.origin !== undefined) headers[CORS_VARY] = 'Origin, Accept-Encoding';
+      else headers.push('vary', 'Accept-Encoding');
+    }
+    headers.push('cache-control', cacheControl(secondsToBoundary(interval, now)), 'etag', encoding === null ? prepared.etag : encodedEtag(prepared.etag));
     if (matchesEtag(request.ifNoneMatch, prepared.etag)) {
       answer.status = 304;
     } else {
-      const body = prepared.body.at(deps.time.format(now));
+      let body = stamped.at(deps.time.format(now));
+      if (encoding !== null) {
+        body = stamped.encoded(encoding)!;
+        headers.push('content-encoding', encoding);
+      }
       headers.push('content-type', JSON_TYPE, 'content-length', String(body.length));
       answer.body = body;
     }
   } catch (caught) {
-    // Headers of a success cut short go; the limit headers stay.
+    // Headers of a success cut short go; the limit headers stay (and Vary says Origin only).
     if (admittedHeaders >= 0) headers.length = admittedHeaders;
+    if (request.origin !== undefined) headers[CORS_VARY] = 'Origin';
     const error = caught instanceof ApiError ? caught : internalError(deps, caught, request.requestId);
     answer.status = error.statusCode;
     answer.body = appendError(headers, error, request.requestId, deps.time.format(now));
@@ -96,6 +112,7 @@ export function readDetailRequest(raw: string[], path: string, query: string | n
     apiKey: undefined,
     origin: undefined,
     ifNoneMatch: undefined,
+    acceptEncoding: undefined,
     address,
     now,
     hasBody: false,
@@ -125,6 +142,9 @@ export function readDetailRequest(raw: string[], path: string, query: string | n
       case 13:
         if (found.ifNoneMatch === undefined && name.toLowerCase() === 'if-none-match') found.ifNoneMatch = raw[i + 1];
         break;
+      case 15:
+        if (found.acceptEncoding === undefined && name.toLowerCase() === 'accept-encoding') found.acceptEncoding = raw[i + 1];
+        break;
     }
   }
   return found;
@@ -139,11 +159,6 @@ function keysSegment(path: string): string {
   } catch {
     throw new ApiError('INVALID_KEYS', 'The keys segment is not validly percent-encoded.');
   }
-}
-
-/** Detail takes no query parameter yet: the first one given is named in the error. */
-function rejectQuery(query: string): void {
-  for (const [name] of new URLSearchParams(query)) throw unknownParameter(name, []);
 }
 
 function cacheControl(maxAge: number): string {

@@ -11,19 +11,26 @@ const ROUTE = '/v1/rates/:keys';
  * `GET /v1/rates/{keys}` straight on node:http: the endpoint rate boards poll
  * all day, answered by `answerDetail` like the Fastify route, minus the
  * framework's per-request machinery. Anything outside the plain case
- * (another method, a query string, percent-encoding, a server shutting down
- * or shedding load) returns false and goes to Fastify, which answers it the
- * same way (a parity test holds the two together).
+ * (another method, percent-encoding in the path, a server shutting down or
+ * shedding load) returns false and goes to Fastify, which answers it the
+ * same way (a parity test holds the two together). A query string
+ * (`?unit=toman`, `?expand=sources`) is read by answerDetail on either path.
  */
 export function createDetailFastPath(deps: AppDeps, state: FastPathState): (request: IncomingMessage, response: ServerResponse) => boolean {
   return (request, response) => {
     const url = request.url!;
     if (request.method !== 'GET' || !url.startsWith(DETAIL_PREFIX) || state.closing || state.underPressure) return false;
+    let query = -1;
     for (let i = DETAIL_PREFIX.length; i < url.length; i++) {
       const c = url.charCodeAt(i);
-      if (c === 0x3f /* ? */ || c === 0x25 /* % */ || c === 0x2f /* / */ || c === 0x23 /* # */) return false;
+      if (c === 0x3f /* ? */) {
+        query = i;
+        break;
+      }
+      if (c === 0x25 /* % */ || c === 0x2f /* / */ || c === 0x23 /* # */) return false;
     }
-    serveDetail(deps, state, request, response, url);
+    if (query !== -1 && url.indexOf('#', query) !== -1) return false;
+    serveDetail(deps, state, request, response, url, query);
     return true;
   };
 }
@@ -43,11 +50,12 @@ interface Logger {
   info(details: object, message: string): void;
 }
 
-function serveDetail(deps: AppDeps, state: FastPathState, request: IncomingMessage, response: ServerResponse, url: string): void {
+/** `query`: where the `?` is in the URL, or -1. */
+function serveDetail(deps: AppDeps, state: FastPathState, request: IncomingMessage, response: ServerResponse, url: string, query: number): void {
   const started = performance.now();
   const now = deps.time.now();
-  // A URL with a query string never comes this way.
-  const input = readDetailRequest(request.rawHeaders, url, null, request.socket.remoteAddress ?? '', now);
+  const path = query === -1 ? url : url.slice(0, query);
+  const input = readDetailRequest(request.rawHeaders, path, query === -1 ? null : url.slice(query + 1), request.socket.remoteAddress ?? '', now);
   input.requestId = requestIdFor(input.requestId);
   // An HTTP/1.1 request without Host is refused before anything else (RFC 9112 §3.2), as Fastify's routes do.
   const answer: DetailAnswer =

@@ -34,6 +34,8 @@ const REASONS_FA: [RegExp, (m: RegExpExecArray) => string][] = [
   [/^no usable values \((\d+) out of range\)$/, (m) => `بدون مقدار قابل استفاده (${fa(m[1]!)} مقدار خارج از محدوده مجاز)`],
   [/^(\d+) values? dropped$/, (m) => `${fa(m[1]!)} مقدار نامعتبر کنار گذاشته شد`],
   [/^(\d+) values? out of range$/, (m) => `${fa(m[1]!)} مقدار خارج از محدوده مجاز`],
+  [/^(\d+) values? rejected as outliers?$/, (m) => `${fa(m[1]!)} مقدار ناهمخوان با منابع دیگر کنار گذاشته شد`],
+  [/^(\d+) jumps? held for confirmation$/, (m) => `${fa(m[1]!)} جهش قیمت در انتظار تأیید`],
   [/^data older than (\d+) s$/, (m) => `داده قدیمی‌تر از ${fa(m[1]!)} ثانیه`],
   [/^file not found$/, () => 'فایل پیدا نشد'],
   [/^request timed out$/, () => 'مهلت درخواست تمام شد'],

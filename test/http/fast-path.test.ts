@@ -107,13 +107,31 @@ describe('detail: raw path and Fastify route agree', () => {
       const raw = await send(base, testCase.path, headers);
       const injected = await harness.app.inject({ url: testCase.path, headers });
       assertSameAnswer(raw, { status: injected.statusCode, headers: injected.headers, body: injected.body });
-      // Over HTTP the route answers HEAD, an empty query string and percent-encoding (none of which the raw path takes) the same way.
+      // Over HTTP the route answers HEAD and percent-encoding (which the raw path leaves to it) the same way; an empty query string changes nothing.
       assertSameAnswer(raw, await send(base, testCase.path, headers, 'HEAD'), { secondHasNoBody: true });
       assertSameAnswer(raw, await send(base, testCase.path + '?', headers));
       assertSameAnswer(raw, await send(base, percentEncodeFirstKeyCharacter(testCase.path), headers));
       if (headers['x-request-id']) assert.equal(raw.headers['x-request-id'], headers['x-request-id']);
     });
   }
+
+  it('query strings (unit, expand, bad values) come out the same both ways', async () => {
+    const headers = { 'x-api-key': keys.enterprise! };
+    const paths = [
+      '/v1/rates/usd_free,coin_emami,gold_ounce?unit=toman',
+      '/v1/rates/usd_free,gold_ounce?expand=sources',
+      '/v1/rates/usd_free?unit=toman&expand=sources',
+      '/v1/rates/usd_free?unit=%74oman',
+      '/v1/rates/usd_free?unit=usd',
+      '/v1/rates/usd_free?foo=1',
+    ];
+    for (const path of paths) {
+      const raw = await send(base, path, headers);
+      const injected = await harness.app.inject({ url: path, headers });
+      assertSameAnswer(raw, { status: injected.statusCode, headers: injected.headers, body: injected.body });
+      assertSameAnswer(raw, await send(base, percentEncodeFirstKeyCharacter(path), headers));
+    }
+  });
 
   it('a cached answer still carries the time it was served', async () => {
     const headers = { 'x-api-key': keys.enterprise! };

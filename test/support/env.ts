@@ -46,6 +46,7 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     sourcePriority: {},
     cataloguePath: BUNDLED_CATALOGUE,
     plans: {},
+    screening: {},
     timezone: 'Asia/Tehran',
     ...overrides,
   };

@@ -2,8 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { serialiseLegacyEntry, serialiseRate, type Rate, type SourceValue } from '../../src/domain/rate.js';
 import type { Reference } from '../../src/domain/reference.js';
-import { countBands, inBand, isFresh, resolveRate, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { countBands, inBand, isFresh, resolveReference, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { ZoneTime } from '../../src/domain/time.js';
+
+/** Resolution with the default screening and no hold: failover and bands alone. */
+const resolveRate = (reference: Reference, sources: SourceView[], now: number, lastKnown: KnownValue | undefined): Rate =>
+  resolveReference(reference, sources, now, lastKnown, DEFAULT_SCREENING).rate;
 
 const NOW = Date.parse('2026-11-21T10:33:07Z');
 const MINUTE = 60_000;
@@ -47,6 +52,8 @@ describe('resolveRate', () => {
       key: 'usd_free',
       title: 'دلار آزاد',
       unit: 'ریال',
+      currency: 'IRR',
+      per: 'unit',
       source_key: 'ir_fx_free_usd',
       value: '1001',
       updated_at: NOW - MINUTE,
@@ -218,18 +225,20 @@ describe('sanity bands', () => {
 
 describe('serialiseRate', () => {
   const time = new ZoneTime('Asia/Tehran');
-  const format = (ms: number) => time.format(ms);
-  const base = { key: 'usd_free', title: 'دلار "آزاد"', unit: 'ریال', source_key: 'ir_fx_free_usd' };
+  const format = time;
+  const base = { key: 'usd_free', title: 'دلار "آزاد"', unit: 'ریال/دلار', currency: 'IRR', per: 'unit' as const, source_key: 'ir_fx_free_usd' };
+  const FIELDS = ['key', 'title', 'value', 'unit', 'currency', 'per', 'source_key', 'updated_at', 'updated_at_jalali', 'status', 'source'];
 
-  it('writes the fields in order with the raw number and a zoned time', () => {
+  it('writes the fields in order with the raw number, a zoned time and its Jalali date and time', () => {
     const rate: Rate = { ...base, value: '300.50', updated_at: NOW, status: 'ok', source: 'alpha' };
     const json = serialiseRate(rate, format);
     assert.equal(
       json,
-      '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال","source_key":"ir_fx_free_usd","updated_at":"2026-11-21T14:03:07+03:30","status":"ok","source":"alpha"}',
+      '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","source_key":"ir_fx_free_usd",' +
+        '"updated_at":"2026-11-21T14:03:07+03:30","updated_at_jalali":"1405/08/30 14:03:07","status":"ok","source":"alpha"}',
     );
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source']);
+    assert.deepEqual(Object.keys(parsed), FIELDS);
     assert.equal(parsed.title, 'دلار "آزاد"');
   });
 
@@ -242,7 +251,7 @@ describe('serialiseRate', () => {
   it('adds stale_seconds last, only for a stale rate', () => {
     const json = serialiseRate({ ...base, value: '1', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 42 }, format);
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source', 'stale_seconds']);
+    assert.deepEqual(Object.keys(parsed), [...FIELDS, 'stale_seconds']);
     assert.equal(parsed.stale_seconds, 42);
     assert.equal(parsed.status, 'stale');
   });
@@ -252,6 +261,7 @@ describe('serialiseRate', () => {
     const parsed = JSON.parse(json) as Record<string, unknown>;
     assert.equal(parsed.value, null);
     assert.equal(parsed.updated_at, null);
+    assert.equal(parsed.updated_at_jalali, null);
     assert.equal(parsed.source, null);
     assert.equal(parsed.status, 'unavailable');
     assert.equal('stale_seconds' in parsed, false);
@@ -261,13 +271,16 @@ describe('serialiseRate', () => {
 describe('serialiseLegacyEntry', () => {
   const time = new ZoneTime('Asia/Tehran');
 
-  it('writes title, raw value, unit, zoned time and Jalali date', () => {
-    const rate: Rate = { key: 'usd_free', title: 'دلار', unit: 'ریال', source_key: 's', value: '300.50', updated_at: NOW, status: 'ok', source: 'a' };
-    assert.equal(serialiseLegacyEntry(rate, time), '{"title":"دلار","value":300.50,"unit":"ریال","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30"}');
+  it('writes title, raw value, unit, currency, per, zoned time and Jalali date', () => {
+    const rate: Rate = { key: 'usd_free', title: 'دلار', unit: 'ریال/دلار', currency: 'IRR', per: 'unit', source_key: 's', value: '300.50', updated_at: NOW, status: 'ok', source: 'a' };
+    assert.equal(
+      serialiseLegacyEntry(rate, time),
+      '{"title":"دلار","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30"}',
+    );
   });
 
   it('writes nulls when unavailable', () => {
-    const rate: Rate = { key: 'k', title: 't', unit: 'u', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null };
-    assert.deepEqual(JSON.parse(serialiseLegacyEntry(rate, time)), { title: 't', value: null, unit: 'u', updated_at: null, date_jalali: null });
+    const rate: Rate = { key: 'k', title: 't', unit: 'u', currency: 'USD', per: 'ounce', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null };
+    assert.deepEqual(JSON.parse(serialiseLegacyEntry(rate, time)), { title: 't', value: null, unit: 'u', currency: 'USD', per: 'ounce', updated_at: null, date_jalali: null });
   });
 });

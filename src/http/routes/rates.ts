@@ -3,7 +3,7 @@ import { sendRendered, secondsToBoundary } from '../conditional.js';
 import { sendAnswer } from '../answer.js';
 import { answerDetail, readDetailRequest } from '../answer-detail.js';
 import type { AppDeps } from '../deps.js';
-import { CatalogueQuery, CatalogueResponse, DetailParams, DetailResponse, errorResponses } from '../schemas.js';
+import { CatalogueQuery, CatalogueResponse, DetailParams, DetailQuery, DetailResponse, errorResponses } from '../schemas.js';
 
 const KEYED_ERRORS = [401, 403, 429];
 
@@ -24,8 +24,10 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const now = deps.time.now();
-        const rendered = deps.catalogueRenderer.render(deps.time.format(now), request.query.category, request.query.q);
-        return sendRendered(request, reply, rendered, secondsToBoundary(request.access!.account.plan.refresh_interval_seconds, now));
+        const account = request.access!.account;
+        const { category, q, in_plan: inPlan } = request.query;
+        const rendered = deps.catalogueRenderer.render(deps.time.format(now), account.allowance, { category, q, inPlan: inPlan === undefined ? undefined : inPlan === 'true' });
+        return sendRendered(request, reply, rendered, secondsToBoundary(account.plan.refresh_interval_seconds, now));
       },
     );
 
@@ -34,10 +36,13 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       {
         // Admission runs inside answerDetail, shared with the raw path, not in the access hook.
         config: { service: 'detail', admitsItself: true },
+        // The query schema documents the parameters; answerDetail checks them itself, after admission (PRODUCT §2's order).
+        attachValidation: true,
         schema: {
           tags: ['rates'],
           summary: 'Prices of one to ten references',
           params: DetailParams,
+          querystring: DetailQuery,
           security: [{ apiKey: [] }],
           response: { 200: DetailResponse, 304: { description: 'Not modified', type: 'null' }, ...errorResponses(400, ...KEYED_ERRORS, 404) },
         },
