@@ -1,5 +1,7 @@
 import { ApiError } from '../domain/errors.js';
+import { CATEGORIES, type Category } from '../domain/reference.js';
 import { DEFAULT_RATE_UNIT, RATE_UNITS, type RateUnit } from '../domain/units.js';
+import type { CatalogueFilter } from '../render/catalogue.js';
 
 /** A query parameter the endpoint does not take: named, so a typo never passes silently (PRODUCT §7). */
 export function unknownParameter(name: string, accepted: readonly string[]): ApiError {
@@ -19,6 +21,21 @@ export function parseUnit(value: string | undefined): RateUnit {
   return value as RateUnit;
 }
 
+/**
+ * A raw query string (after `?`) read strictly, for endpoints that parse
+ * their own query on both paths: every name must be one the endpoint takes,
+ * and each at most once.
+ */
+export function readParameters(query: string, accepted: readonly string[]): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (!accepted.includes(name)) throw unknownParameter(name, accepted);
+    if (found.has(name)) throw new ApiError('INVALID_PARAMETER', `Query parameter ${JSON.stringify(name)} is given more than once.`);
+    found.set(name, value);
+  }
+  return found;
+}
+
 /** The parameters of `GET /v1/rates/{keys}`. */
 export const DETAIL_PARAMETERS = ['unit', 'expand'] as const;
 /** What `?expand=` can add to each rate. */
@@ -32,17 +49,31 @@ export interface DetailQuery {
 
 export const PLAIN_DETAIL_QUERY: DetailQuery = { unit: DEFAULT_RATE_UNIT, sources: false };
 
-/** The detail query string (after `?`), strictly: each parameter once, known values only. */
+/** The detail query string: each parameter once, known values only. */
 export function parseDetailQuery(query: string): DetailQuery {
-  let unit: string | undefined;
-  let expand: string | undefined;
-  for (const [name, value] of new URLSearchParams(query)) {
-    if (name === 'unit' || name === 'expand') {
-      if ((name === 'unit' ? unit : expand) !== undefined) throw new ApiError('INVALID_PARAMETER', `Query parameter ${JSON.stringify(name)} is given more than once.`);
-      if (name === 'unit') unit = value;
-      else expand = value;
-    } else throw unknownParameter(name, DETAIL_PARAMETERS);
-  }
+  const parameters = readParameters(query, DETAIL_PARAMETERS);
+  if (parameters.size === 0) return PLAIN_DETAIL_QUERY;
+  const expand = parameters.get('expand');
   if (expand !== undefined && !(EXPAND_VALUES as readonly string[]).includes(expand)) throw notOneOf('expand', EXPAND_VALUES);
-  return unit === undefined && expand === undefined ? PLAIN_DETAIL_QUERY : { unit: parseUnit(unit), sources: expand === 'sources' };
+  return { unit: parseUnit(parameters.get('unit')), sources: expand === 'sources' };
+}
+
+/** The parameters of `GET /v1/rates`. */
+export const CATALOGUE_PARAMETERS = ['category', 'q', 'in_plan'] as const;
+export const MAX_SEARCH_LENGTH = 100;
+const NO_FILTER: CatalogueFilter = {};
+
+/** The catalogue query string: each parameter once, known values only, `q` 1 to 100 characters. */
+export function parseCatalogueQuery(query: string): CatalogueFilter {
+  const parameters = readParameters(query, CATALOGUE_PARAMETERS);
+  if (parameters.size === 0) return NO_FILTER;
+  const category = parameters.get('category');
+  if (category !== undefined && !(CATEGORIES as readonly string[]).includes(category)) throw notOneOf('category', CATEGORIES);
+  const q = parameters.get('q');
+  if (q !== undefined && (q.length < 1 || q.length > MAX_SEARCH_LENGTH)) {
+    throw new ApiError('INVALID_PARAMETER', `Query parameter "q" must be 1 to ${MAX_SEARCH_LENGTH} characters long.`);
+  }
+  const inPlan = parameters.get('in_plan');
+  if (inPlan !== undefined && inPlan !== 'true' && inPlan !== 'false') throw notOneOf('in_plan', ['true', 'false']);
+  return { category: category as Category | undefined, q, inPlan: inPlan === undefined ? undefined : inPlan === 'true' };
 }

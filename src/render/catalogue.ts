@@ -3,7 +3,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
 import type { Category, Reference } from '../domain/reference.js';
 import { foldForSearch } from '../domain/search.js';
-import { StampedBody, type Rendered } from './detail.js';
+import { StampedBody } from './detail.js';
 
 /** What a catalogue request filters on; absent fields do not filter. */
 export interface CatalogueFilter {
@@ -24,9 +24,9 @@ interface Entry {
   haystack: string;
 }
 
-interface Listing {
+/** A listing ready to send but for its time: `","count":…,"references":[…]}` encoded once, stamped once a second. */
+export interface Listing {
   etag: string;
-  /** `","count":…,"references":[…]}` encoded once, stamped with the time once a second. */
   body: StampedBody;
 }
 
@@ -71,7 +71,7 @@ export class CatalogueRenderer {
   }
 
   /** `allowance`: the caller's references, null for every one. */
-  render(generatedAt: string, allowance: ReadonlySet<string> | null, filter: CatalogueFilter = {}): Rendered {
+  prepare(allowance: ReadonlySet<string> | null, filter: CatalogueFilter = {}): Listing {
     const needle = filter.q === undefined ? '' : foldForSearch(filter.q.trim());
     const id = `${this.idOf(allowance)}|${filter.category ?? ''}|${filter.inPlan ?? ''}|${needle}`;
     let listing = this.listings.get(id);
@@ -79,7 +79,7 @@ export class CatalogueRenderer {
       listing = this.join(allowance, filter.category, filter.inPlan, needle);
       this.listings.set(id, listing);
     }
-    return { body: listing.body.at(generatedAt), etag: listing.etag, stamped: listing.body };
+    return listing;
   }
 
   private idOf(allowance: ReadonlySet<string> | null): number {
