@@ -57,6 +57,8 @@ async function main() {
     console.log(`nerkh ready in ${server.readyMs} ms with ${seeded + 1} accounts and keys (cold start, process spawn to /readyz); RSS ${idleRss.toFixed(1)} MB`);
     const base = `http://127.0.0.1:${env.NERKH_PORT}`;
     const auth = { 'x-api-key': key };
+    // Bodies over 1 KB are sent gzipped to a client that asks (prepared once a second, see README).
+    const gzip = { ...auth, 'accept-encoding': 'gzip' };
     const detailPath = `/v1/rates/${DETAIL_KEYS.join(',')}`;
 
     // The baseline serves exactly the bytes and headers of one real detail response.
@@ -75,9 +77,17 @@ async function main() {
     const targets: Target[] = [
       { name: 'baseline node:http (same bytes)', url: `http://127.0.0.1:${baselinePort}${detailPath}`, headers: auth, pid: baseline.pid! },
       { name: 'detail, 10 keys', url: base + detailPath, headers: auth, pid: serverPid },
+      { name: 'detail, 10 keys, toman', url: `${base}${detailPath}?unit=toman`, headers: auth, pid: serverPid },
+      { name: 'detail, 10 keys, gzip', url: base + detailPath, headers: gzip, pid: serverPid },
       { name: 'catalogue', url: `${base}/v1/rates`, headers: auth, pid: serverPid },
+      { name: 'catalogue, gzip', url: `${base}/v1/rates`, headers: gzip, pid: serverPid },
       { name: 'legacy feed', url: `${base}/webservice/bench`, headers: auth, pid: serverPid },
+      { name: 'legacy feed, gzip', url: `${base}/webservice/bench`, headers: gzip, pid: serverPid },
     ];
+    for (const target of targets.filter((t) => t.headers['accept-encoding'])) {
+      const encoding = (await fetch(target.url, { headers: target.headers })).headers.get('content-encoding');
+      if (encoding !== 'gzip') throw new Error(`${target.name}: answered with content-encoding ${encoding}, not gzip`);
+    }
     const results = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
     // The highest resident memory of the answering process while each target was loaded.
     const peaks = new Map<string, number>();

@@ -54,7 +54,7 @@ export interface RuntimeOptions {
 export async function startRuntime(config: AppConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const time = new ZoneTime(config.timezone, options.clock);
   const logger = options.logger ?? createLogger(config.logLevel);
-  const { catalogue, plans, sourcePriority } = loadReferenceData(config);
+  const { catalogue, plans, sourcePriority, screening } = loadReferenceData(config);
 
   const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue) : null;
   feeder?.start();
@@ -67,7 +67,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const demoKey = config.demo ? await ensureDemoAccount(store) : null;
 
   const monitor = new SourceMonitor(config.sources, time.clock, { logger });
-  const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
+  const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening);
   const history = openHistory(store, time, config.history.minuteDays, logger);
   engine.seedDays(await history.recorder.load());
   await engine.start();
@@ -96,7 +96,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     time,
     catalogue,
     catalogueRenderer: new CatalogueRenderer(catalogue),
-    detailRenderer: new DetailRenderer(catalogue),
+    detailRenderer: new DetailRenderer(catalogue, time),
     legacyRenderer: new LegacyRenderer(catalogue),
     snapshots,
     sourceHealth,

@@ -20,7 +20,7 @@ const PAD = 'x'.repeat(64 * 1024);
 
 function snapshot(version: number): Snapshot {
   const rate = { key: 'usd_free', value: version } as unknown as PreparedRate['rate'];
-  const prepared: PreparedRate = { rate, json: JSON.stringify({ key: 'usd_free', value: version, pad: PAD }), legacy: '', hash: version };
+  const prepared: PreparedRate = { rate, json: JSON.stringify({ key: 'usd_free', value: version, pad: PAD }), legacy: '', hash: version, toman: () => prepared };
   return { version, builtAt: clock.now(), rates: new Map([['usd_free', prepared]]), lastUpdate: null, counts: { ok: 1, stale: 0, unavailable: 0 } };
 }
 
