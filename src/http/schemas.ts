@@ -44,7 +44,7 @@ const Per = StringEnum(PER_UNITS, {
   description: 'What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point',
 });
 const Currency = (description: string) => Type.String({ pattern: '^[A-Z]{3}$', description, examples: ['IRR'] });
-const Unit = StringEnum(RATE_UNITS, { description: 'rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged' });
+export const Unit = StringEnum(RATE_UNITS, { description: 'rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged' });
 
 export const ReferenceSchema = Type.Object(
   {
@@ -291,9 +291,9 @@ export const HistoryResponse = Type.Object(
     ...Ok,
     key: Type.String(),
     title: Type.String(),
-    unit: Type.String(),
-    currency: Type.Union([Type.String(), Type.Null()]),
-    per: Type.Union([Type.String(), Type.Null()]),
+    unit: Type.String({ description: 'Persian label of the candle values (تومان/… with ?unit=toman)' }),
+    currency: Currency('ISO 4217 code of the candle values; IRT for a rial price shown with ?unit=toman'),
+    per: Per,
     interval: Type.Union(INTERVALS.map((interval) => Type.Literal(interval))),
     from: Timestamp,
     to: Timestamp,

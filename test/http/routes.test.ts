@@ -297,6 +297,8 @@ for (const dialect of DIALECTS) {
         const keyed: [string, string][] = [
           ['/v1/rates', own],
           ['/v1/rates/usd_free', own],
+          ['/v1/rates/usd_free/history', own],
+          ['/v1/stream', own],
           ['/v1/status', own],
           ['/v1/usage', own],
           ['/webservice/query-feed', pro],
@@ -316,7 +318,17 @@ for (const dialect of DIALECTS) {
           assert.equal(json(response).message, 'Unknown query parameter "foo"; this endpoint takes none.', path);
         }
         assert.match(String(json(await get('/v1/rates?foo=1')).message), /takes category, q, in_plan\.$/);
-        assert.match(String(json(await get('/v1/rates/usd_free?foo=1')).message), /takes unit, expand\.$/);
+        assert.match(String(json(await get('/v1/rates/usd_free?foo=1')).message), /takes unit, expand, at\.$/);
+        assert.match(String(json(await get('/v1/rates/usd_free?at=2026-11-01&foo=1')).message), /takes at, unit\.$/);
+        assert.match(String(json(await get('/v1/rates/usd_free/history?foo=1')).message), /takes interval, from, to, unit\.$/);
+        assert.match(String(json(await get('/v1/stream?foo=1')).message), /takes keys, api_key, unit\.$/);
+        // Enum errors list the allowed values, wherever `unit` is taken.
+        for (const path of ['/v1/rates/usd_free', '/v1/rates/usd_free/history', '/v1/stream', '/webservice/acme', '/v1/rates/usd_free?at=2026-11-01&x=']) {
+          const url = path.includes('?') ? path.replace('&x=', '&unit=dinar') : `${path}?unit=dinar`;
+          const response = await get(url);
+          assert.equal(response.statusCode, 400, url);
+          assert.equal(json(response).message, 'Query parameter "unit" must be one of: rial, toman.', url);
+        }
         assert.match(String(json(await get('/webservice/acme?foo=1')).message), /takes unit\.$/);
         assert.match(String(json(await get('/v1/usage?foo=1')).message), /takes days\.$/);
         // An empty query string is no parameter at all.

@@ -27,7 +27,7 @@ function snapshot(version: number): Snapshot {
 async function run(options: Partial<StreamOptions>) {
   const history = new SnapshotHistory(snapshot(1), 60);
   const hub = new StreamHub(history, time, { tickMs: 20, ...options });
-  const server: Server = createServer((socket) => (socket.on('error', () => {}), hub.open(socket, { intervalSeconds: 0, keys: ['usd_free'], tag: 'usd_free' }, () => {})));
+  const server: Server = createServer((socket) => (socket.on('error', () => {}), hub.open(socket, { intervalSeconds: 0, keys: ['usd_free'], tag: 'usd_free', unit: 'rial' }, () => {})));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const stalled: Socket = connect(port, '127.0.0.1');
