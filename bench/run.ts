@@ -5,7 +5,7 @@
  * bench/results/latest.json. Never part of `npm test`.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -21,6 +21,12 @@ const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
 const SERVE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
   .split(' ')
   .filter((word) => word.startsWith('--'));
+/**
+ * A built checkout of an earlier version (`npm ci` done in it), run beside this
+ * one on the same store and sources, so before and after are measured in the
+ * same rounds on the same machine.
+ */
+const BEFORE = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : null;
 const DETAIL_KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
 
 interface Target {
@@ -51,6 +57,8 @@ async function main() {
     cli('accounts', 'add', 'bench', '--plan', 'bench');
     const { key } = JSON.parse(cli('keys', 'issue', 'bench', '--json')) as { key: string };
 
+    // The earlier version gets a copy of the seeded store, so neither writes to the other's.
+    if (BEFORE) cpSync(env.NERKH_DATA_DIR!, join(work, 'data-before'), { recursive: true });
     const server = await startServer(env, children);
     const serverPid = server.child.pid!;
     const { rss: idleRss, peak: startPeak } = memory(serverPid);
@@ -74,6 +82,8 @@ async function main() {
     const baselinePort = await freePort();
     const baseline = await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(baselinePort), join(work, 'body.json'), join(work, 'headers.json')], {}, /baseline listening/);
 
+    const before = BEFORE ? await startServer({ ...env, NERKH_PORT: String(await freePort()), NERKH_DATA_DIR: join(work, 'data-before') }, children, join(BEFORE, 'bin', 'nerkh.js')) : null;
+    const beforeBase = before ? `http://127.0.0.1:${before.port}` : '';
     const targets: Target[] = [
       { name: 'baseline node:http (same bytes)', url: `http://127.0.0.1:${baselinePort}${detailPath}`, headers: auth, pid: baseline.pid! },
       { name: 'detail, 10 keys', url: base + detailPath, headers: auth, pid: serverPid },
@@ -84,28 +94,42 @@ async function main() {
       { name: 'legacy feed', url: `${base}/webservice/bench`, headers: auth, pid: serverPid },
       { name: 'legacy feed, gzip', url: `${base}/webservice/bench`, headers: gzip, pid: serverPid },
     ];
-    for (const target of targets.filter((t) => t.headers['accept-encoding'])) {
+    if (before) {
+      // The earlier version asked the same way (it may ignore Accept-Encoding).
+      const pid = before.child.pid!;
+      targets.push(
+        { name: 'before: detail, 10 keys', url: beforeBase + detailPath, headers: auth, pid },
+        { name: 'before: catalogue, gzip asked', url: `${beforeBase}/v1/rates`, headers: gzip, pid },
+        { name: 'before: legacy feed, gzip asked', url: `${beforeBase}/webservice/bench`, headers: gzip, pid },
+      );
+    }
+    for (const target of targets.filter((t) => t.headers['accept-encoding'] && !t.name.startsWith('before'))) {
       const encoding = (await fetch(target.url, { headers: target.headers })).headers.get('content-encoding');
       if (encoding !== 'gzip') throw new Error(`${target.name}: answered with content-encoding ${encoding}, not gzip`);
     }
     const results = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    // The answering process's CPU time per request: what the load on this shared machine moves least.
+    const cpuPerRequest = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     // The highest resident memory of the answering process while each target was loaded.
     const peaks = new Map<string, number>();
     // Warm both servers up (JIT, caches) before anything is recorded.
-    for (const target of targets.slice(0, 2)) await measure(target.url, target.headers, 2, CONNECTIONS);
+    for (const target of targets) await measure(target.url, target.headers, target === targets[0] || target.name.startsWith('detail') ? 2 : 1, CONNECTIONS);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
         resetPeak(target.pid);
+        const cpuBefore = cpuSeconds(target.pid);
         const result = await measure(target.url, target.headers, SECONDS, CONNECTIONS);
+        const cpuUs = ((cpuSeconds(target.pid) - cpuBefore) * 1e6) / (result.rps * SECONDS);
         const peak = memory(target.pid).peak;
         results.get(target.name)!.push(result);
+        cpuPerRequest.get(target.name)!.push(cpuUs);
         peaks.set(target.name, Math.max(peaks.get(target.name) ?? 0, peak));
-        console.log(`round ${round}: ${target.name.padEnd(32)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}  peak RSS ${peak.toFixed(0)} MB`);
+        console.log(`round ${round}: ${target.name.padEnd(34)} ${Math.round(result.rps).toString().padStart(7)} req/s  ${cpuUs.toFixed(1).padStart(6)} µs CPU/req  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}  peak RSS ${peak.toFixed(0)} MB`);
       }
     }
     const after = memory(serverPid);
     const serverPeak = Math.max(startPeak, ...targets.filter((t) => t.pid === serverPid).map((t) => peaks.get(t.name)!));
-    report(results, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1);
+    report(results, cpuPerRequest, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1);
   } finally {
     cleanup();
   }
@@ -113,6 +137,7 @@ async function main() {
 
 function report(
   results: Map<string, Measurement[]>,
+  cpuPerRequest: Map<string, number[]>,
   targets: Target[],
   peaks: Map<string, number>,
   rss: { idle: number; after: number; peak: number },
@@ -135,17 +160,18 @@ function report(
       p99_worst_ms: Number(Math.max(...runs.map((r) => r.p99Ms)).toFixed(2)),
       non_2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
       ratio: Number(ratio.toFixed(3)),
+      cpu_us_per_request: Number(median(cpuPerRequest.get(target.name)!).toFixed(1)),
       peak_rss_mb: Number(peaks.get(target.name)!.toFixed(1)),
     };
   });
   console.log('');
-  console.log(`${'target'.padEnd(32)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'worst'.padStart(7)} ${'non-2xx'.padStart(8)} ${'ratio'.padStart(6)} ${'peak MB'.padStart(8)}`);
+  console.log(`${'target'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'worst'.padStart(7)} ${'non-2xx'.padStart(8)} ${'ratio'.padStart(6)} ${'µs CPU'.padStart(7)} ${'peak MB'.padStart(8)}`);
   for (const row of rows) {
     console.log(
-      `${row.target.padEnd(32)} ${String(row.rps).padStart(8)} ${row.p50_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${row.p99_worst_ms.toFixed(2).padStart(7)} ${String(row.non_2xx).padStart(8)} ${row.ratio.toFixed(3).padStart(6)} ${row.peak_rss_mb.toFixed(0).padStart(8)}`,
+      `${row.target.padEnd(34)} ${String(row.rps).padStart(8)} ${row.p50_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${row.p99_worst_ms.toFixed(2).padStart(7)} ${String(row.non_2xx).padStart(8)} ${row.ratio.toFixed(3).padStart(6)} ${row.cpu_us_per_request.toFixed(1).padStart(7)} ${row.peak_rss_mb.toFixed(0).padStart(8)}`,
     );
   }
-  console.log('req/s: mean of the rounds; p50, p99: median round (worst: worst round); ratio: median over rounds of req/s against the baseline round just before; peak MB: highest RSS of the answering process while that target was loaded.');
+  console.log('req/s: mean of the rounds; p50, p99: median round (worst: worst round); ratio: median over rounds of req/s against the baseline round just before; µs CPU: median over rounds CPU time (user + system) of the answering process per request; peak MB: highest RSS of the answering process while that target was loaded.');
   console.log(`server RSS with ${accounts} accounts and keys: ${rss.idle.toFixed(1)} MB idle, ${rss.after.toFixed(1)} MB after the runs, ${rss.peak.toFixed(1)} MB peak; cold start to ready: ${readyMs} ms`);
   const detail = rows[1]!;
   const verdict = detail.ratio >= 0.8 && detail.non_2xx === 0 && detail.p99_ms <= 5 && rss.after <= 150 && readyMs <= 1500;
@@ -214,10 +240,10 @@ async function seedAccounts(env: NodeJS.ProcessEnv, count: number): Promise<numb
   return count;
 }
 
-async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[]) {
+async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[], bin = BIN) {
   const started = Date.now();
   // Started exactly as `npm start` starts it (same node flags).
-  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, BIN, 'serve'], env, /nerkh listening on/);
+  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, bin, 'serve'], env, /nerkh listening on/);
   const url = `http://127.0.0.1:${env.NERKH_PORT}/readyz`;
   for (;;) {
     const ok = await fetch(url).then((r) => r.status === 200, () => false);
@@ -225,7 +251,7 @@ async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[]) {
     if (Date.now() - started > 15_000) throw new Error('server not ready within 15 s');
     await new Promise((r) => setTimeout(r, 10));
   }
-  return { child, readyMs: Date.now() - started };
+  return { child, readyMs: Date.now() - started, port: Number(env.NERKH_PORT) };
 }
 
 function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
@@ -251,6 +277,13 @@ function resetPeak(pid: number): void {
   } catch {
     // Not permitted here: the peak then spans every round so far.
   }
+}
+
+/** CPU time (user + system) the process has used, in seconds (Linux /proc; clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Resident memory now and its high-water mark, in MB (Linux /proc). */

@@ -1,6 +1,7 @@
 import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { CATEGORIES, KEY_PATTERN, PER_UNITS } from '../domain/reference.js';
 import { INTERVALS } from '../history/buckets.js';
+import { CURRENCIES } from '../domain/currency.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 import { RATE_UNITS } from '../domain/units.js';
 import { EXPAND_VALUES } from './query.js';
@@ -43,7 +44,13 @@ export const ErrorSchema = Type.Object(
 const Per = StringEnum(PER_UNITS, {
   description: 'What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point',
 });
-const Currency = (description: string) => Type.String({ pattern: '^[A-Z]{3}$', description, examples: ['IRR'] });
+export const CurrencySchema = StringEnum(CURRENCIES, {
+  $id: 'Currency',
+  description:
+    'The currency of a price: an ISO 4217 code (IRR, USD, EUR…; XXX for an index, which has none), or IRT (the toman, not ISO 4217) for a rial price shown with ?unit=toman',
+  examples: ['IRR'],
+});
+const Currency = () => Type.Ref(CurrencySchema);
 export const Unit = StringEnum(RATE_UNITS, { description: 'rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged' });
 
 export const ReferenceSchema = Type.Object(
@@ -53,7 +60,7 @@ export const ReferenceSchema = Type.Object(
     title_en: Type.String(),
     description: Type.String(),
     unit: Type.String({ description: 'Persian label saying currency and per in words, e.g. ریال/گرم, دلار/اونس, ریال/۱۰۰ ین' }),
-    currency: Currency('ISO 4217 code of the price, e.g. IRR, USD, EUR; XXX for an index'),
+    currency: Currency(),
     per: Per,
     category: Type.Union(CATEGORIES.map((c) => Type.Literal(c))),
     source_key: Type.String(),
@@ -85,7 +92,7 @@ export const RateSchema = Type.Object(
     title: Type.String(),
     value: Type.Union([Type.Number(), Type.Null()], { description: 'The price exactly as the source gave it (in toman: divided by 10 exactly); null when unavailable' }),
     unit: Type.String({ description: 'Persian label saying currency and per in words, e.g. ریال/گرم (تومان/گرم with ?unit=toman)' }),
-    currency: Currency('ISO 4217 code of the price; IRT (toman, not ISO) for a rial price shown with ?unit=toman; XXX for an index'),
+    currency: Currency(),
     per: Per,
     source_key: Type.String(),
     updated_at: Type.Union([Timestamp, Type.Null()]),
@@ -211,7 +218,7 @@ export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorSchema)]));
 }
 
-export const SHARED_SCHEMAS: TSchema[] = [ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
+export const SHARED_SCHEMAS: TSchema[] = [CurrencySchema, ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
 
 export const WebserviceParams = Type.Object({ username: Type.String({ description: 'The account the key belongs to' }) });
 
@@ -220,7 +227,7 @@ export const LegacyEntrySchema = Type.Object(
     title: Type.String(),
     value: Type.Union([Type.Number(), Type.Null()]),
     unit: Type.String(),
-    currency: Currency('ISO 4217 code of the price; IRT with ?unit=toman'),
+    currency: Currency(),
     per: Per,
     updated_at: Type.Union([Timestamp, Type.Null()]),
     date_jalali: Type.Union([Type.String({ description: 'Solar Hijri date, YYYY/MM/DD' }), Type.Null()]),
@@ -292,7 +299,7 @@ export const HistoryResponse = Type.Object(
     key: Type.String(),
     title: Type.String(),
     unit: Type.String({ description: 'Persian label of the candle values (تومان/… with ?unit=toman)' }),
-    currency: Currency('ISO 4217 code of the candle values; IRT for a rial price shown with ?unit=toman'),
+    currency: Currency(),
     per: Per,
     interval: Type.Union(INTERVALS.map((interval) => Type.Literal(interval))),
     from: Timestamp,

@@ -354,6 +354,12 @@ for (const dialect of DIALECTS) {
         const schemas = (openapi.components as { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> }).schemas;
         assert.deepEqual(schemas.Rate!.properties.per!.enum, [...PER_UNITS]);
         assert.deepEqual(schemas.Reference!.properties.per!.enum, [...PER_UNITS]);
+        // One currency vocabulary, shared by reference: ISO 4217 and IRT (toman).
+        const currencies = (schemas.Currency as unknown as { enum: string[] }).enum;
+        for (const code of ['IRR', 'IRT', 'USD', 'EUR', 'XXX', 'XAU']) assert.ok(currencies.includes(code), code);
+        for (const schema of ['Rate', 'Reference', 'LegacyEntry', 'HistoryResponse']) {
+          assert.deepEqual(schemas[schema]!.properties.currency, { $ref: '#/components/schemas/Currency' }, schema);
+        }
         const detail = (openapi.paths as Record<string, { get: { parameters: { name: string; in: string; schema: { enum?: string[] } }[] } }>)['/v1/rates/{keys}']!.get;
         assert.deepEqual(
           detail.parameters.filter((p) => p.in === 'query').map((p) => [p.name, p.schema.enum]),
