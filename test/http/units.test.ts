@@ -9,6 +9,10 @@ import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { DetailResponse, SHARED_SCHEMAS, WebserviceResponse } from '../../src/http/schemas.js';
 import { json, startHarness, type Harness } from '../support/harness.js';
 import { eventually, tempDir, writeRaw } from '../support/env.js';
+import { ZoneTime } from '../../src/domain/time.js';
+import { Buckets } from '../../src/history/buckets.js';
+import { HistoryResponse } from '../../src/http/schemas.js';
+import { openStream, ratesOf } from '../stream/sse-client.js';
 
 function assertMatches(schema: TSchema, body: unknown) {
   assert.ok(Value.Check(schema, SHARED_SCHEMAS, body), `${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
@@ -32,18 +36,19 @@ const timeless = (body: string) => body.replace(/"generated_at":"[^"]+","server_
 describe('units: rial and toman, currency, per, Jalali time', () => {
   let harness: Harness;
   let key: string;
+  let base: string;
   const get = (url: string) => harness.app.inject({ url, headers: { 'x-api-key': key } });
   const dir = tempDir();
+  const writeItems = (items: string) => writeRaw(harness.config.sources[0]!.path!, `{"updated_at":"${new Date().toISOString()}","items":{${items}}}`);
 
   before(async () => {
     harness = await startHarness({ config: { cataloguePath: smallCatalogue(dir.path) } });
     ({ key } = await harness.keyFor('units-board', 'enterprise'));
     // Digits a float would lose, a decimal smaller than one, and a price in dollars with a trailing zero.
-    writeRaw(
-      harness.config.sources[0]!.path!,
-      `{"updated_at":"${new Date().toISOString()}","items":{"ir_coin_emami":1103120725,"ir_fx_free_usd":123456789012345678,"ir_fx_free_jpy":0.3,"intl_xau_usd_spot":4000.50}}`,
-    );
+    writeItems('"ir_coin_emami":1103120725,"ir_fx_free_usd":123456789012345678,"ir_fx_free_jpy":0.3,"intl_xau_usd_spot":4000.50');
     await eventually(async () => (await get('/v1/rates/usd_free')).body.includes('123456789012345678'), 4000);
+    // Listening until the harness closes the app.
+    base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => {
     await harness.close();
@@ -59,6 +64,13 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     assert.ok(body.includes('"value":0.03,"unit":"تومان/۱۰۰ ین","currency":"IRT","per":"100 units"'), body);
     assert.ok(body.includes('"value":4000.50,"unit":"دلار/اونس","currency":"USD","per":"ounce"'), body);
     assertMatches(DetailResponse, json(response));
+    // The market day's amounts are divided too; its percentage is a ratio and is not.
+    const rates = json(response).rates as Record<string, unknown>[];
+    const emami = JSON.stringify(rates[0]);
+    assert.match(emami, /"day_open":\d+(\.\d)?,"day_high":110312072\.5,"day_low":\d+(\.\d)?,"prev_close":null,"change":null,"change_percent":null\}$/, emami);
+    assert.ok(body.includes('"day_high":12345678901234567.8,'), body);
+    const rialDay = json(await get('/v1/rates/coin_emami')).rates as Record<string, string>[];
+    assert.equal(Number(rates[0]!.day_low) * 10, Number(rialDay[0]!.day_low), 'day_low in toman is a tenth of day_low in rial');
   });
 
   it('serves rial by default and for ?unit=rial, the same bytes and ETag', async () => {
@@ -81,8 +93,6 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
   });
 
   it('answers ?unit=toman the same on the raw path as through the route', async () => {
-    // Listening until the harness closes the app.
-    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     {
       const raw = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const { hostname, port } = new URL(base);
@@ -111,6 +121,57 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     const rial = await harness.app.inject({ url: '/webservice/units-feed', headers: { 'x-api-key': own } });
     assert.ok(rial.body.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR"'));
     assert.notEqual(rial.headers.etag, toman.headers.etag);
+  });
+
+  it('history takes ?unit=toman: every candle value divided exactly, and the label and currency say so', async () => {
+    const time = new ZoneTime('Asia/Tehran');
+    const buckets = new Buckets(time);
+    const yesterday = buckets.back(buckets.start(Date.now(), '1d'), '1d', 1);
+    const candle = { start: yesterday, open: '1103120725', high: '123456789012345678', low: '0.3', close: '300.50', points: 3, source: 'alpha', closeAt: yesterday + 1000 };
+    await harness.store.history.write([
+      { grain: 'day', reference: 'coin_emami', candle },
+      { grain: 'day', reference: 'gold_ounce', candle: { ...candle, open: '4000.50', high: '4000.50', low: '4000.50', close: '4000.50' } },
+    ]);
+    const t = JSON.stringify(time.format(yesterday));
+    const rial = await get('/v1/rates/coin_emami/history?interval=1d');
+    const toman = await get('/v1/rates/coin_emami/history?interval=1d&unit=toman');
+    assert.equal(toman.statusCode, 200, toman.body);
+    assert.ok(rial.body.includes(`{"t":${t},`) && rial.body.includes('"open":1103120725,"high":123456789012345678,"low":0.3,"close":300.50,"points":3}'), rial.body);
+    assert.ok(toman.body.includes('"open":110312072.5,"high":12345678901234567.8,"low":0.03,"close":30.05,"points":3}'), toman.body);
+    assert.ok(toman.body.includes('"unit":"تومان/سکه","currency":"IRT","per":"coin"'), toman.body);
+    assertMatches(HistoryResponse, json(toman));
+    assert.notEqual(toman.headers.etag, rial.headers.etag);
+    // Asked again: the cached toman block, the same bytes.
+    assert.equal(timeless((await get('/v1/rates/coin_emami/history?interval=1d&unit=toman')).body), timeless(toman.body));
+    // A price in dollars is the same in either unit.
+    const ounce = await get('/v1/rates/gold_ounce/history?interval=1d&unit=toman');
+    assert.equal(timeless(ounce.body), timeless((await get('/v1/rates/gold_ounce/history?interval=1d')).body));
+    assert.ok(ounce.body.includes('"currency":"USD"') && ounce.body.includes('"close":4000.50'));
+  });
+
+  it('the stream takes ?unit=toman: its snapshot and change events carry toman rates', async () => {
+    const toman = await openStream(base, '/v1/stream?keys=coin_emami,gold_ounce&unit=toman', { 'x-api-key': key });
+    const rial = await openStream(base, '/v1/stream?keys=coin_emami,gold_ounce', { 'x-api-key': key });
+    try {
+      assert.equal(toman.status, 200, toman.body);
+      const first = await toman.event(0);
+      assert.ok(first.data.includes('"value":110312072.5,"unit":"تومان/سکه","currency":"IRT"'), first.data);
+      assert.ok(first.data.includes('"value":4000.50,"unit":"دلار/اونس","currency":"USD"'), first.data);
+      assert.ok((await rial.event(0)).data.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR"'));
+      writeItems('"ir_coin_emami":2206241451,"ir_fx_free_usd":123456789012345678,"ir_fx_free_jpy":0.3,"intl_xau_usd_spot":4000.50');
+      const change = await toman.event(1);
+      assert.equal(change.event, 'rates');
+      assert.equal(ratesOf(change).rates[0]!.key, 'coin_emami');
+      assert.ok(change.data.includes('"value":220624145.1,"unit":"تومان/سکه","currency":"IRT"'), change.data);
+      assert.doesNotMatch(change.data, /"currency":"IRR"/);
+      assert.ok((await rial.event(1)).data.includes('"value":2206241451,'));
+    } finally {
+      toman.close();
+      rial.close();
+    }
+    const bad = await openStream(base, '/v1/stream?unit=tomans', { 'x-api-key': key });
+    assert.equal(bad.status, 400);
+    assert.equal(JSON.parse(bad.body).message, 'Query parameter "unit" must be one of: rial, toman.');
   });
 
   it('rejects a bad unit or expand value, listing the allowed ones', async () => {
