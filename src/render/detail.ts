@@ -6,7 +6,7 @@ import { DEFAULT_RATE_UNIT, type RateUnit } from '../domain/units.js';
 import { preparedIn } from '../live/prepare.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { describeSources, withSources } from '../live/source-report.js';
-import { compress, MIN_COMPRESSED_BYTES, type Encoding } from './compression.js';
+import { compress, MIN_COMPRESSED_BYTES, SplicedGzip, type Encoding } from './compression.js';
 import { SnapshotCache } from './snapshot-cache.js';
 import { MAX_KEYS, parseKeyList } from './keys.js';
 
@@ -146,13 +146,17 @@ export class DetailRenderer {
  * second, so the whole body is put together once a second and the same bytes
  * serve every request in that second: no allocation, no copy per request.
  * Its compressed forms follow the same rule: made on the first request that
- * asks for one in a second, then served to every other.
+ * asks for one in a second, then served to every other; gzip's costly part,
+ * the tail, is deflated only once for the body's whole life.
  */
 export class StampedBody {
   private stamp: string | null = null;
+  private head: Buffer = EMPTY_BUFFER;
   private whole: Buffer = EMPTY_BUFFER;
   private gzip: Buffer | null = null;
   private br: Buffer | null = null;
+  /** The tail deflated once, on the first request for gzip: each second adds only its head. */
+  private gzipTail: SplicedGzip | null = null;
 
   /** `tail`: everything after the generated_at value, UTF-8 encoded. */
   constructor(private readonly tail: Buffer) {}
@@ -165,6 +169,7 @@ export class StampedBody {
       whole.write(head, 0, 'latin1');
       this.tail.copy(whole, head.length);
       this.whole = whole;
+      this.head = whole.subarray(0, head.length);
       this.stamp = generatedAt;
       this.gzip = null;
       this.br = null;
@@ -185,7 +190,7 @@ export class StampedBody {
   /** The body last returned by `at`, compressed; null when it is too small to be worth it. */
   encoded(encoding: Encoding): Buffer | null {
     if (!this.compressible) return null;
-    if (encoding === 'gzip') return (this.gzip ??= compress(this.whole, 'gzip'));
+    if (encoding === 'gzip') return (this.gzip ??= (this.gzipTail ??= new SplicedGzip(this.tail)).with(this.head));
     return (this.br ??= compress(this.whole, 'br'));
   }
 }
