@@ -147,6 +147,16 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     const ounce = await get('/v1/rates/gold_ounce/history?interval=1d&unit=toman');
     assert.equal(timeless(ounce.body), timeless((await get('/v1/rates/gold_ounce/history?interval=1d')).body));
     assert.ok(ounce.body.includes('"currency":"USD"') && ounce.body.includes('"close":4000.50'));
+    // ?at= (values as served then, from history) takes the unit too.
+    const date = buckets
+      .localDate(yesterday)
+      .map((part) => String(part).padStart(2, '0'))
+      .join('-');
+    const at = await get(`/v1/rates/coin_emami,gold_ounce?at=${date}&unit=toman`);
+    assert.equal(at.statusCode, 200, at.body);
+    assert.ok(at.body.includes('"value":30.05,"unit":"تومان/سکه","currency":"IRT","per":"coin"'), at.body);
+    assert.ok(at.body.includes('"value":4000.50,"unit":"دلار/اونس","currency":"USD"'), at.body);
+    assert.ok((await get(`/v1/rates/coin_emami?at=${date}`)).body.includes('"value":300.50,"unit":"ریال/سکه","currency":"IRR"'));
   });
 
   it('the stream takes ?unit=toman: its snapshot and change events carry toman rates', async () => {
