@@ -13,7 +13,7 @@ import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding
 import { ApiError } from './domain/errors.js';
 import { apiDescription, finishDocument } from './http/openapi.js';
 import { DOCS_LOGO, DOCS_THEME } from './web/docs-brand.js';
-import { operationalRoutes } from './http/routes/operational.js';
+import { operationalRoutes, type ProbeDeps } from './http/routes/operational.js';
 import { historyRoutes } from './http/routes/history.js';
 import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
@@ -141,5 +141,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(operationalRoutes(deps));
   await app.register(pageRoutes());
   app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  return app;
+}
+
+/**
+ * An ingest-only process (`--role ingest`) serves no API: it answers the
+ * probes and /metrics only, so a proxy never sends it a keyed request and the
+ * shared limits count only the nodes that serve.
+ */
+export async function buildProbeApp(deps: ProbeDeps & { logger: AppDeps['logger'] }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (request) => requestIdFor(request.headers['x-request-id']),
+    requestIdHeader: false,
+    forceCloseConnections: 'idle',
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (!isAllowedMethod(request.method)) throw METHOD_NOT_ALLOWED;
+  });
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  installErrorHandling(app, deps.time);
+  await app.register(operationalRoutes(deps));
   return app;
 }

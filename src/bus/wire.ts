@@ -107,7 +107,13 @@ function sameRate(a: Rate, b: Rate): boolean {
     a.unit === b.unit &&
     a.currency === b.currency &&
     a.per === b.per &&
-    a.source_key === b.source_key
+    a.source_key === b.source_key &&
+    a.day_open === b.day_open &&
+    a.day_high === b.day_high &&
+    a.day_low === b.day_low &&
+    a.prev_close === b.prev_close &&
+    a.change === b.change &&
+    a.change_percent === b.change_percent
   );
 }
 

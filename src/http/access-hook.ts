@@ -17,7 +17,9 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
     if (!config.service || config.admitsItself) return;
     const record: AdmissionRecord = { access: null, headers: [] };
     try {
-      admit(deps, config.service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), record);
+      const admitted = admit(deps, config.service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), record);
+      // Only when the shared limiter asks Redis first (rare).
+      if (admitted instanceof Promise) await admitted;
     } finally {
       request.access = record.access;
       const headers = record.headers;

@@ -11,7 +11,7 @@ export type CatalogueDeps = KeyedDeps & Pick<AppDeps, 'catalogueRenderer'>;
  * caller's allowance and filters (`category`, `q`, `in_plan`), prepared once
  * per allowance and filter; a request adds the envelope's time.
  */
-export function answerCatalogue(deps: CatalogueDeps, request: KeyedRequest): KeyedAnswer {
+export function answerCatalogue(deps: CatalogueDeps, request: KeyedRequest): KeyedAnswer | Promise<KeyedAnswer> {
   return answerKeyed(deps, 'catalogue', request, (account) =>
     deps.catalogueRenderer.prepare(account.allowance, request.query === null ? undefined : parseCatalogueQuery(request.query)),
   );

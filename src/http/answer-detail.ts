@@ -12,7 +12,7 @@ export type DetailDeps = KeyedDeps & Pick<AppDeps, 'detailRenderer' | 'snapshots
  * the query (`unit`, `expand`) and the keys segment, then resolution against
  * the snapshot the caller's refresh interval shows.
  */
-export function answerDetail(deps: DetailDeps, request: KeyedRequest): KeyedAnswer {
+export function answerDetail(deps: DetailDeps, request: KeyedRequest): KeyedAnswer | Promise<KeyedAnswer> {
   return answerKeyed(deps, 'detail', request, (account) => {
     const query = request.query === null ? PLAIN_DETAIL_QUERY : parseDetailQuery(request.query);
     const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, request.now);

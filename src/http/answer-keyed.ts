@@ -62,19 +62,42 @@ const CORS_VARY = 5;
  * returns. Checks run in the documented order: key, plan, origin and limit
  * (admission), then `prepare` (which reads the query and resolves, throwing
  * ApiError), then If-None-Match. A body over 1 KB goes out compressed when the
- * client asks (made once a second, see StampedBody). Never throws: an
- * unexpected failure is logged and answered as INTERNAL_ERROR.
+ * client asks (see StampedBody). Never throws (nor rejects): an unexpected
+ * failure is logged and answered as INTERNAL_ERROR.
+ *
+ * The answer comes at once, except when admission waits for the shared
+ * limiter (rare, see access/admission.ts): then it is a promise.
  */
-export function answerKeyed(deps: KeyedDeps, service: Service, request: KeyedRequest, prepare: (account: AccountAccess) => PreparedAnswer): KeyedAnswer {
-  const now = request.now;
+export function answerKeyed(deps: KeyedDeps, service: Service, request: KeyedRequest, prepare: Prepare): KeyedAnswer | Promise<KeyedAnswer> {
   // The answer doubles as the admission record: admission fills in the key and the limit headers.
   const answer: KeyedAnswer = { status: 200, headers: ['x-request-id', request.requestId], body: null, access: null, failure: null };
-  const headers = answer.headers;
-  if (request.origin !== undefined) headers.push('access-control-allow-origin', request.origin, 'vary', 'Origin', 'access-control-expose-headers', EXPOSED_HEADERS);
-  let admittedHeaders = -1;
+  if (request.origin !== undefined) answer.headers.push('access-control-allow-origin', request.origin, 'vary', 'Origin', 'access-control-expose-headers', EXPOSED_HEADERS);
+  let admitted: KeyAccess | Promise<KeyAccess>;
   try {
-    const account = admit(deps, service, request.apiKey, request.origin, request.address, now, answer).account;
-    admittedHeaders = headers.length;
+    admitted = admit(deps, service, request.apiKey, request.origin, request.address, request.now, answer);
+  } catch (caught) {
+    return fail(deps, request, answer, caught, -1);
+  }
+  if (admitted instanceof Promise) return answerLater(deps, request, answer, admitted, prepare);
+  return respond(deps, request, answer, admitted.account, prepare);
+}
+
+type Prepare = (account: AccountAccess) => PreparedAnswer;
+
+/** The rare path, kept apart so that `answerKeyed` itself creates no closure. */
+function answerLater(deps: KeyedDeps, request: KeyedRequest, answer: KeyedAnswer, admitted: Promise<KeyAccess>, prepare: Prepare): Promise<KeyedAnswer> {
+  return admitted.then(
+    (access) => respond(deps, request, answer, access.account, prepare),
+    (caught: unknown) => fail(deps, request, answer, caught, -1),
+  );
+}
+
+/** Everything after admission: the query and the prepared body, compressed when asked. */
+function respond(deps: KeyedDeps, request: KeyedRequest, answer: KeyedAnswer, account: AccountAccess, prepare: Prepare): KeyedAnswer {
+  const now = request.now;
+  const headers = answer.headers;
+  const admittedHeaders = headers.length;
+  try {
     const prepared = prepare(account);
     const stamped = prepared.body;
     // Only a body worth compressing varies with Accept-Encoding.
@@ -97,14 +120,24 @@ export function answerKeyed(deps: KeyedDeps, service: Service, request: KeyedReq
       answer.body = body;
     }
   } catch (caught) {
-    // Headers of a success cut short go; the limit headers stay (and Vary says Origin only).
-    if (admittedHeaders >= 0) headers.length = admittedHeaders;
-    if (request.origin !== undefined) headers[CORS_VARY] = 'Origin';
-    const error = caught instanceof ApiError ? caught : internalError(deps, caught, request.requestId);
-    answer.status = error.statusCode;
-    answer.body = appendError(headers, error, request.requestId, deps.time.format(now));
-    answer.failure = { status: error.statusCode, error: error.code, path: request.query === null ? request.path : `${request.path}?${request.query}` };
+    return fail(deps, request, answer, caught, admittedHeaders);
   }
+  return answer;
+}
+
+/**
+ * An error answer; `keepHeaders` (when ≥ 0) cuts the headers back to what
+ * admission left: headers of a success cut short go, the limit headers stay,
+ * and Vary says Origin only.
+ */
+function fail(deps: KeyedDeps, request: KeyedRequest, answer: KeyedAnswer, caught: unknown, keepHeaders: number): KeyedAnswer {
+  const headers = answer.headers;
+  if (keepHeaders >= 0) headers.length = keepHeaders;
+  if (request.origin !== undefined) headers[CORS_VARY] = 'Origin';
+  const error = caught instanceof ApiError ? caught : internalError(deps, caught, request.requestId);
+  answer.status = error.statusCode;
+  answer.body = appendError(headers, error, request.requestId, deps.time.format(request.now));
+  answer.failure = { status: error.statusCode, error: error.code, path: request.query === null ? request.path : `${request.path}?${request.query}` };
   return answer;
 }
 

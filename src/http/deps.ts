@@ -1,6 +1,6 @@
 import type { AccessDirectory } from '../access/directory.js';
-import type { FailedAttempts } from '../access/failed-attempts.js';
-import type { Limiter } from '../access/limiter/limiter.js';
+import type { FailedKeyThrottle } from '../access/failed-attempts.js';
+import type { SharedLimiter } from '../access/limiter/limiter.js';
 import type { StoreState } from '../store/health.js';
 import type { UsageRepository } from '../store/usage.js';
 import type { UsageMeter } from '../usage/meter.js';
@@ -11,6 +11,7 @@ import type { SnapshotHistory } from '../live/history.js';
 import type { CatalogueRenderer } from '../render/catalogue.js';
 import type { DetailRenderer } from '../render/detail.js';
 import type { LegacyRenderer } from '../render/legacy.js';
+import type { ClusterState } from '../render/status.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import type { Logger } from '../log.js';
 import type { LoadShedding } from './load-shedding.js';
@@ -32,8 +33,10 @@ export interface AppDeps {
   storeState(): StoreState;
   directory: AccessDirectory;
   metrics: Metrics;
-  limiter: Limiter;
-  failedAttempts: FailedAttempts;
+  limiter: SharedLimiter;
+  failedAttempts: FailedKeyThrottle;
+  /** The nodes and Redis as this node sees them (PRODUCT §10), for the status endpoints and /metrics. */
+  cluster(): ClusterState;
   meter: UsageMeter;
   usage: UsageRepository;
   history: HistoryReader;

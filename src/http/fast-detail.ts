@@ -12,7 +12,7 @@ import type { AppDeps } from './deps.js';
 interface RawEndpoint {
   route: string;
   service: Service;
-  answer(deps: AppDeps, request: KeyedRequest): KeyedAnswer;
+  answer(deps: AppDeps, request: KeyedRequest): KeyedAnswer | Promise<KeyedAnswer>;
 }
 
 const DETAIL: RawEndpoint = { route: '/v1/rates/:keys', service: 'detail', answer: answerDetail };
@@ -86,16 +86,26 @@ function serve(deps: AppDeps, state: FastPathState, endpoint: RawEndpoint, reque
   const input = readKeyedRequest(request.rawHeaders, path, query === -1 ? null : url.slice(query + 1), request.socket.remoteAddress ?? '', now);
   input.requestId = requestIdFor(input.requestId);
   // An HTTP/1.1 request without Host is refused before anything else (RFC 9112 §3.2), as Fastify's routes do.
-  const answer: KeyedAnswer =
+  const answer =
     input.hasHost || request.httpVersionMinor === 0 ? endpoint.answer(deps, input) : { ...errorAnswer(MISSING_HOST, input.requestId, deps.time.format(now)), access: null, failure: null };
-  writeAnswer(response, answer);
   if (!input.hasBody) skipDrain(request);
+  if (answer instanceof Promise) finishLater(deps, state, endpoint, response, input, answer, started);
+  else finish(deps, state, endpoint, response, input, answer, started);
+}
+
+/** The rare answer that waited for the shared limiter: written when it comes (it never rejects). */
+function finishLater(deps: AppDeps, state: FastPathState, endpoint: RawEndpoint, response: ServerResponse, input: KeyedRequest, answer: Promise<KeyedAnswer>, started: number): void {
+  void answer.then((settled) => finish(deps, state, endpoint, response, input, settled, started));
+}
+
+function finish(deps: AppDeps, state: FastPathState, endpoint: RawEndpoint, response: ServerResponse, input: KeyedRequest, answer: KeyedAnswer, started: number): void {
+  writeAnswer(response, answer);
   const access = answer.access;
-  if (access) deps.meter.record(access.account.id, access.id, endpoint.service, now, answer.failure);
+  if (access) deps.meter.record(access.account.id, access.id, endpoint.service, input.now, answer.failure);
   const ms = performance.now() - started;
   deps.metrics.observe(endpoint.route, 'GET', answer.status, ms / 1000);
   // The same one line per request as the Fastify routes write (not even built below level info).
-  if (state.logRequests) state.log?.info({ reqId: input.requestId, method: 'GET', url, status: answer.status, ms: Math.round(ms * 100) / 100 }, 'request');
+  if (state.logRequests) state.log?.info({ reqId: input.requestId, method: 'GET', url: input.query === null ? input.path : `${input.path}?${input.query}`, status: answer.status, ms: Math.round(ms * 100) / 100 }, 'request');
 }
 
 /**

@@ -152,9 +152,9 @@ for (const dialect of DIALECTS) {
         const { key: basic } = await harness.keyFor('default-shop', 'basic');
         const feed = await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': basic } });
         assert.equal(feed.statusCode, 200, feed.body);
-        const plan = harness.runtime.directory.account('default-shop')!.plan;
+        const plan = harness.runtime.directory!.account('default-shop')!.plan;
         assert.equal(plan.default_references.length, 50);
-        assert.equal(harness.runtime.directory.account('default-shop')!.allowance!.size, 50);
+        assert.equal(harness.runtime.directory!.account('default-shop')!.allowance!.size, 50);
       });
     });
 

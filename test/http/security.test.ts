@@ -105,7 +105,7 @@ for (const dialect of DIALECTS) {
       expired = { key: issued.key };
       suspended = await harness.keyFor('suspended-user', 'enterprise', { status: 'suspended' });
       await new Promise((r) => setTimeout(r, 350));
-      await harness.runtime.directory.poll();
+      await harness.runtime.directory!.poll();
       base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     });
     after(() => harness.close());

@@ -31,7 +31,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
           response: { 200: CatalogueResponse, 304: { description: 'Not modified', type: 'null' }, ...errorResponses(400, ...KEYED_ERRORS) },
         },
       },
-      async (request, reply) => send(request, reply, answerCatalogue(deps, readRequest(deps, request))),
+      async (request, reply) => send(request, reply, await answerCatalogue(deps, readRequest(deps, request))),
     );
 
     app.get(
@@ -51,7 +51,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const input = readRequest(deps, request);
         if (input.query !== null && new URLSearchParams(input.query).has('at')) return answerAt(deps, request, reply, input);
-        return send(request, reply, answerDetail(deps, input));
+        return send(request, reply, await answerDetail(deps, input));
       },
     );
   };

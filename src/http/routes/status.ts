@@ -7,7 +7,7 @@ import { errorResponses, NoQuery, StatusResponse } from '../schemas.js';
 
 /** GET /v1/status (keyed JSON) and GET /status (public HTML page, with `openStreams`: this process's open push streams). */
 export function statusRoutes(deps: AppDeps, openStreams?: () => number): FastifyPluginAsyncTypebox {
-  const current = (now: number) => computeStatus(deps.snapshots.latest(), deps.sourceHealth(now), deps.storeState());
+  const current = (now: number) => computeStatus(deps.snapshots.latest(), deps.sourceHealth(now), deps.storeState(), deps.cluster());
 
   return async (app) => {
     app.get(

@@ -50,7 +50,9 @@ export async function installStreams(app: FastifyInstance, deps: AppDeps): Promi
         const key = request.headers['x-api-key'] ?? (typeof query.api_key === 'string' ? query.api_key : undefined);
         const record: AdmissionRecord = { access: null, headers: [] };
         try {
-          admit(deps, 'stream', key, request.headers.origin, request.ip, deps.time.now(), record);
+          const admitted = admit(deps, 'stream', key, request.headers.origin, request.ip, deps.time.now(), record);
+          // Only when the shared limiter asks Redis first (rare).
+          if (admitted instanceof Promise) await admitted;
         } finally {
           request.access = record.access;
           for (let i = 0; i < record.headers.length; i += 2) reply.header(record.headers[i]!, record.headers[i + 1]);
