@@ -107,6 +107,8 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
           directoryPollMs: options.directoryPollMs,
         });
   const demoKey = config.demo && served ? await ensureDemoAccount(store, logger) : null;
+  // The key printed must work at once, not from the directory's next poll.
+  if (demoKey) await served?.directory.load();
   const app =
     served?.app ??
     (await buildProbeApp({

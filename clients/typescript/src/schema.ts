@@ -356,6 +356,26 @@ export interface components {
                 age_text: string;
                 error: string | null;
             }[];
+            /** @description The live processes of this deployment (one without Redis). */
+            nodes: {
+                /** @description Host, process id and a random tail. */
+                id: string;
+                /** @description `all`, `api` or `ingest`. */
+                role: string;
+                /** @description Whether this node is the ingest leader: it reads the sources and publishes every snapshot. */
+                leader: boolean;
+                /** @description The snapshot version the node serves; null before its first. */
+                version: number | null;
+                /**
+                 * @description ISO 8601 with a numeric UTC offset in the configured zone
+                 * @example 2026-11-21T14:03:07+03:30
+                 */
+                last_seen: string;
+            }[];
+            /** @description Redis, which the nodes share limits, snapshots and change notices through; null when the service runs as one process without it. While `down`, each node serves its latest snapshot and limits each key to its share. */
+            redis: {
+                state: "active" | "degraded" | "down";
+            } | null;
         };
         HealthResponse: {
             /** @enum {boolean} */
