@@ -7,25 +7,20 @@
  * `nerkh serve` runs on Redis beside it, measured in the same rounds. Prints
  * one table and writes bench/results/latest.json. Never part of `npm test`.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { measure, type Measurement } from './load.js';
+import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, startChild, startServer } from './processes.js';
+import { streamBench } from './stream.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(ROOT, 'bin', 'nerkh.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
-const SERVE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(' ')
-  .filter((word) => word.startsWith('--'));
 const REDIS_URL = process.env.BENCH_REDIS_URL || process.env.NERKH_TEST_REDIS_URL || null;
 /**
  * A built checkout of an earlier version (`npm ci` done in it), run beside this
@@ -109,8 +104,9 @@ async function main() {
       if (encoding !== 'gzip') throw new Error(`${target.name}: answered with content-encoding ${encoding}, not gzip`);
     }
     if (BEFORE) {
-      const before = await startServer({ ...env, NERKH_PORT: String(await freePort()), NERKH_DATA_DIR: join(work, 'data-before') }, children, join(BEFORE, 'bin', 'nerkh.js'));
-      const beforeBase = `http://127.0.0.1:${before.port}`;
+      const beforeEnv = { ...env, NERKH_PORT: String(await freePort()), NERKH_DATA_DIR: join(work, 'data-before') };
+      const before = await startServer(beforeEnv, children, join(BEFORE, 'bin', 'nerkh.js'));
+      const beforeBase = `http://127.0.0.1:${beforeEnv.NERKH_PORT}`;
       const pid = before.child.pid!;
       // The earlier version asked the same way (it may ignore Accept-Encoding).
       targets.push(
@@ -139,9 +135,10 @@ async function main() {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
         resetPeak(target.pid);
-        const cpuBefore = cpuSeconds(target.pid);
+        const cpuBefore = cpuTime(target.pid);
         const result = await measure(target.url, target.headers, SECONDS, CONNECTIONS);
-        const cpuUs = ((cpuSeconds(target.pid) - cpuBefore) * 1e6) / (result.rps * SECONDS);
+        const cpuAfter = cpuTime(target.pid);
+        const cpuUs = ((cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system) * 1000) / (result.rps * SECONDS);
         const peak = memory(target.pid).peak;
         results.get(target.name)!.push(result);
         cpuPerRequest.get(target.name)!.push(cpuUs);
@@ -250,10 +247,6 @@ async function removePrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
-function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-}
-
 function benchEnvironment(work: string): NodeJS.ProcessEnv {
   const config = {
     sources: ['alpha', 'beta', 'gamma'].map((name) => ({ name, type: 'file', path: join(work, 'sources', `${name}.json`), max_age_seconds: 86_400, poll_seconds: 1 })),
@@ -290,67 +283,6 @@ async function seedAccounts(env: NodeJS.ProcessEnv, count: number): Promise<numb
   return count;
 }
 
-async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[], bin = BIN) {
-  const started = Date.now();
-  // Started exactly as `npm start` starts it (same node flags).
-  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, bin, 'serve'], env, /nerkh listening on/);
-  const url = `http://127.0.0.1:${env.NERKH_PORT}/readyz`;
-  for (;;) {
-    const ok = await fetch(url).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (Date.now() - started > 15_000) throw new Error('server not ready within 15 s');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return { child, readyMs: Date.now() - started, port: Number(env.NERKH_PORT) };
-}
-
-function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (ready.test(output)) resolvePromise(child);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
-    setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), 20_000).unref();
-  });
-}
-
-/** Start a new high-water mark for the process's resident memory (Linux: clear_refs 5); best effort. */
-function resetPeak(pid: number): void {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    // Not permitted here: the peak then spans every round so far.
-  }
-}
-
-/** Resident memory now and its high-water mark, in MB (Linux /proc). */
-function cpuSeconds(pid: number): number {
-  // Fields after the command name, which is in parentheses and may hold spaces; clock ticks of 10 ms.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function memory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-  return { rss: field('VmRSS'), peak: field('VmHWM') };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePromise(port));
-    });
-    server.on('error', reject);
-  });
-}
-
 await main();
+// The push stream's figures, on a server of its own (bench/stream.ts); BENCH_STREAMS=0 leaves them out.
+if (process.env.BENCH_STREAMS !== '0') await streamBench();
