@@ -8,13 +8,13 @@
  * one table and writes bench/results/latest.json. Never part of `npm test`.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { measure, type Measurement } from './load.js';
-import { BIN, freePort, median, memory, resetPeak, ROOT, startChild, startServer } from './processes.js';
+import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, startChild, startServer } from './processes.js';
 import { streamBench } from './stream.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -22,6 +22,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
 const REDIS_URL = process.env.BENCH_REDIS_URL || process.env.NERKH_TEST_REDIS_URL || null;
+/**
+ * A built checkout of an earlier version (`npm ci` done in it), run beside this
+ * one on a copy of the same store and the same sources, so before and after are
+ * measured in the same rounds on the same machine.
+ */
+const BEFORE = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : null;
 const DETAIL_KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
 
 interface Target {
@@ -53,12 +59,16 @@ async function main() {
     cli('accounts', 'add', 'bench', '--plan', 'bench');
     const { key } = JSON.parse(cli('keys', 'issue', 'bench', '--json')) as { key: string };
 
+    // The earlier version gets a copy of the seeded store, so neither writes to the other's.
+    if (BEFORE) cpSync(env.NERKH_DATA_DIR!, join(work, 'data-before'), { recursive: true });
     const server = await startServer(env, children);
     const serverPid = server.child.pid!;
     const { rss: idleRss, peak: startPeak } = memory(serverPid);
     console.log(`nerkh ready in ${server.readyMs} ms with ${seeded + 1} accounts and keys (cold start, process spawn to /readyz); RSS ${idleRss.toFixed(1)} MB`);
     const base = `http://127.0.0.1:${env.NERKH_PORT}`;
     const auth = { 'x-api-key': key };
+    // Bodies over 1 KB are sent gzipped to a client that asks (see README, compression).
+    const gzip = { ...auth, 'accept-encoding': 'gzip' };
     const detailPath = `/v1/rates/${DETAIL_KEYS.join(',')}`;
 
     // The baselines serve exactly the body of one real detail response; (b) its headers too.
@@ -82,9 +92,29 @@ async function main() {
       { name: BASELINE_MINIMAL, url: `http://127.0.0.1:${baselines[0]!.port}${detailPath}`, headers: auth, pid: baselines[0]!.pid },
       { name: BASELINE_FLAT, url: `http://127.0.0.1:${baselines[1]!.port}${detailPath}`, headers: auth, pid: baselines[1]!.pid },
       { name: DETAIL, url: base + detailPath, headers: auth, pid: serverPid },
+      { name: 'detail, 10 keys, toman', url: `${base}${detailPath}?unit=toman`, headers: auth, pid: serverPid },
+      { name: 'detail, 10 keys, gzip', url: base + detailPath, headers: gzip, pid: serverPid },
       { name: 'catalogue', url: `${base}/v1/rates`, headers: auth, pid: serverPid },
+      { name: 'catalogue, gzip', url: `${base}/v1/rates`, headers: gzip, pid: serverPid },
       { name: 'legacy feed', url: `${base}/webservice/bench`, headers: auth, pid: serverPid },
+      { name: 'legacy feed, gzip', url: `${base}/webservice/bench`, headers: gzip, pid: serverPid },
     ];
+    for (const target of targets.filter((t) => t.headers['accept-encoding'])) {
+      const encoding = (await fetch(target.url, { headers: target.headers })).headers.get('content-encoding');
+      if (encoding !== 'gzip') throw new Error(`${target.name}: answered with content-encoding ${encoding}, not gzip`);
+    }
+    if (BEFORE) {
+      const beforeEnv = { ...env, NERKH_PORT: String(await freePort()), NERKH_DATA_DIR: join(work, 'data-before') };
+      const before = await startServer(beforeEnv, children, join(BEFORE, 'bin', 'nerkh.js'));
+      const beforeBase = `http://127.0.0.1:${beforeEnv.NERKH_PORT}`;
+      const pid = before.child.pid!;
+      // The earlier version asked the same way (it may ignore Accept-Encoding).
+      targets.push(
+        { name: 'before: detail, 10 keys', url: beforeBase + detailPath, headers: auth, pid },
+        { name: 'before: catalogue, gzip asked', url: `${beforeBase}/v1/rates`, headers: gzip, pid },
+        { name: 'before: legacy feed, gzip asked', url: `${beforeBase}/webservice/bench`, headers: gzip, pid },
+      );
+    }
     const redisPrefix = `nerkh-bench:${randomBytes(4).toString('hex')}:`;
     if (REDIS_URL) {
       // The same service on Redis: shared limiter, bus, node registry; its own port, the same accounts.
@@ -96,6 +126,8 @@ async function main() {
     }
     cleanups.push(() => (REDIS_URL ? removePrefix(REDIS_URL, redisPrefix) : Promise.resolve()));
     const results = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    // The answering process's CPU time per request: what the load on a shared machine moves least.
+    const cpuPerRequest = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     // The highest resident memory of the answering process while each target was loaded.
     const peaks = new Map<string, number>();
     // Warm every server up (JIT, caches) before anything is recorded.
@@ -103,16 +135,20 @@ async function main() {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
         resetPeak(target.pid);
+        const cpuBefore = cpuTime(target.pid);
         const result = await measure(target.url, target.headers, SECONDS, CONNECTIONS);
+        const cpuAfter = cpuTime(target.pid);
+        const cpuUs = ((cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system) * 1000) / (result.rps * SECONDS);
         const peak = memory(target.pid).peak;
         results.get(target.name)!.push(result);
+        cpuPerRequest.get(target.name)!.push(cpuUs);
         peaks.set(target.name, Math.max(peaks.get(target.name) ?? 0, peak));
-        console.log(`round ${round}: ${target.name.padEnd(32)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}  peak RSS ${peak.toFixed(0)} MB`);
+        console.log(`round ${round}: ${target.name.padEnd(36)} ${Math.round(result.rps).toString().padStart(7)} req/s  ${cpuUs.toFixed(1).padStart(6)} µs CPU/req  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}  peak RSS ${peak.toFixed(0)} MB`);
       }
     }
     const after = memory(serverPid);
     const serverPeak = Math.max(startPeak, ...targets.filter((t) => t.pid === serverPid).map((t) => peaks.get(t.name)!));
-    report(results, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1);
+    report(results, cpuPerRequest, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1);
   } finally {
     cleanup();
     for (const done of cleanups) await done().catch(() => {});
@@ -126,6 +162,7 @@ const DETAIL_REDIS = 'detail, 10 keys, on Redis';
 
 function report(
   results: Map<string, Measurement[]>,
+  cpuPerRequest: Map<string, number[]>,
   targets: Target[],
   peaks: Map<string, number>,
   rss: { idle: number; after: number; peak: number },
@@ -151,17 +188,18 @@ function report(
       non_2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
       vs_a: ratio(target.name, BASELINE_MINIMAL),
       vs_b: ratio(target.name, BASELINE_FLAT),
+      cpu_us_per_request: Number(median(cpuPerRequest.get(target.name)!).toFixed(1)),
       peak_rss_mb: Number(peaks.get(target.name)!.toFixed(1)),
     };
   });
   console.log('');
-  console.log(`${'target'.padEnd(36)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'worst'.padStart(7)} ${'non-2xx'.padStart(8)} ${'vs (a)'.padStart(7)} ${'vs (b)'.padStart(7)} ${'peak MB'.padStart(8)}`);
+  console.log(`${'target'.padEnd(36)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'worst'.padStart(7)} ${'non-2xx'.padStart(8)} ${'vs (a)'.padStart(7)} ${'vs (b)'.padStart(7)} ${'µs CPU'.padStart(7)} ${'peak MB'.padStart(8)}`);
   for (const row of rows) {
     console.log(
-      `${row.target.padEnd(36)} ${String(row.rps).padStart(8)} ${row.p50_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${row.p99_worst_ms.toFixed(2).padStart(7)} ${String(row.non_2xx).padStart(8)} ${row.vs_a.toFixed(3).padStart(7)} ${row.vs_b.toFixed(3).padStart(7)} ${row.peak_rss_mb.toFixed(0).padStart(8)}`,
+      `${row.target.padEnd(36)} ${String(row.rps).padStart(8)} ${row.p50_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${row.p99_worst_ms.toFixed(2).padStart(7)} ${String(row.non_2xx).padStart(8)} ${row.vs_a.toFixed(3).padStart(7)} ${row.vs_b.toFixed(3).padStart(7)} ${row.cpu_us_per_request.toFixed(1).padStart(7)} ${row.peak_rss_mb.toFixed(0).padStart(8)}`,
     );
   }
-  console.log('req/s: mean of the rounds; p50, p99: median round (worst: worst round); vs (a), vs (b): median over rounds of req/s against that baseline in the same round; peak MB: highest RSS of the answering process while that target was loaded.');
+  console.log('req/s: mean of the rounds; p50, p99: median round (worst: worst round); vs (a), vs (b): median over rounds of req/s against that baseline in the same round; µs CPU: median over rounds of the CPU time (user + system) of the answering process per request; peak MB: highest RSS of the answering process while that target was loaded.');
   const redis = results.has(DETAIL_REDIS) ? ratio(DETAIL_REDIS, DETAIL) : null;
   if (redis !== null) console.log(`detail on Redis against the embedded process, same rounds: ${redis.toFixed(3)} (target ≥ 0.7)`);
   console.log(`server RSS with ${accounts} accounts and keys: ${rss.idle.toFixed(1)} MB idle, ${rss.after.toFixed(1)} MB after the runs, ${rss.peak.toFixed(1)} MB peak; cold start to ready: ${readyMs} ms`);

@@ -1,20 +1,50 @@
 import type { Catalogue } from './catalogue/catalogue.js';
 import { loadCatalogue } from './catalogue/load.js';
-import { ConfigError, type AppConfig } from './config.js';
+import { ConfigError, type AppConfig, type ScreeningFields } from './config.js';
 import { buildPlans, type Plan } from './domain/plan.js';
+import { DEFAULT_SCREENING, type Screening } from './domain/screening.js';
 
 export interface ReferenceData {
   catalogue: Catalogue;
   plans: Map<string, Plan>;
   /** `source_priority` keyed by canonical reference key. */
   sourcePriority: Record<string, string[]>;
+  /** Screening rules keyed by canonical reference key; a reference not listed screens with DEFAULT_SCREENING. */
+  screening: Record<string, Screening>;
 }
 
 /** The catalogue and the plans built on it, with the config's references checked: what the server and the CLI share. */
 export function loadReferenceData(config: AppConfig): ReferenceData {
   const catalogue = loadCatalogue(config.cataloguePath);
   const plans = buildPlans(catalogue.popular, config.plans);
-  return { catalogue, plans, sourcePriority: checkAgainstCatalogue(config, plans, catalogue) };
+  return { catalogue, plans, sourcePriority: checkAgainstCatalogue(config, plans, catalogue), screening: screeningRules(config, catalogue) };
+}
+
+/**
+ * The config's `screening` as one complete rule per reference it touches:
+ * the defaults, then `"*"`, then the reference's own entry (key or alias),
+ * field by field.
+ */
+export function screeningRules(config: AppConfig, catalogue: Catalogue): Record<string, Screening> {
+  const { '*': everywhere, ...byName } = config.screening;
+  const own = new Map<string, ScreeningFields>();
+  for (const [name, fields] of Object.entries(byName)) {
+    const reference = catalogue.lookup(name);
+    if (!reference) throw new ConfigError(`config: screening.${name}: unknown reference "${name}"`);
+    own.set(reference.key, { ...own.get(reference.key), ...fields });
+  }
+  const rules: Record<string, Screening> = {};
+  const keys = everywhere ? catalogue.references.map((reference) => reference.key) : [...own.keys()];
+  for (const key of keys) {
+    const fields = { ...everywhere, ...own.get(key) };
+    rules[key] = {
+      outlierMads: fields.outlier_mads ?? DEFAULT_SCREENING.outlierMads,
+      outlierMinPercent: fields.outlier_min_percent ?? DEFAULT_SCREENING.outlierMinPercent,
+      maxJumpPercent: fields.max_jump_percent ?? DEFAULT_SCREENING.maxJumpPercent,
+      confirmMs: (fields.confirm_seconds ?? DEFAULT_SCREENING.confirmMs / 1000) * 1000,
+    };
+  }
+  return rules;
 }
 
 /**

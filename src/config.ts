@@ -40,12 +40,24 @@ export const PlanFieldsSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** Per-reference screening (PRODUCT §7); `"*"` sets it for every reference, a key overrides it field by field. */
+export const ScreeningFieldsSchema = Type.Object(
+  {
+    max_jump_percent: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100_000 })),
+    confirm_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+    outlier_mads: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000 })),
+    outlier_min_percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+  },
+  { additionalProperties: false },
+);
+
 const ConfigFileSchema = Type.Object(
   {
     sources: Type.Optional(Type.Array(SourceSchema, { minItems: 1 })),
     source_priority: Type.Optional(Type.Record(Type.String({ pattern: NAME }), Type.Array(Type.String({ pattern: NAME }), { minItems: 1 }))),
     catalogue: Type.Optional(Type.String({ minLength: 1 })),
     plans: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$' }), PlanFieldsSchema)),
+    screening: Type.Optional(Type.Record(Type.String({ pattern: `^\\*$|${NAME}` }), ScreeningFieldsSchema)),
     timezone: Type.Optional(Type.String({ minLength: 1 })),
     history: Type.Optional(
       Type.Object(
@@ -59,6 +71,7 @@ const ConfigFileSchema = Type.Object(
 
 export type ConfigFile = Static<typeof ConfigFileSchema>;
 export type PlanFields = Static<typeof PlanFieldsSchema>;
+export type ScreeningFields = Static<typeof ScreeningFieldsSchema>;
 
 export interface AppConfig {
   port: number;
@@ -81,6 +94,8 @@ export interface AppConfig {
   sourcePriority: Record<string, string[]>;
   cataloguePath: string;
   plans: Record<string, PlanFields>;
+  /** Screening rules by reference key or alias, `"*"` for every reference; checked against the catalogue at start. */
+  screening: Record<string, ScreeningFields>;
   timezone: string;
   history: HistoryConfig;
 }
@@ -135,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sourcePriority: file.source_priority ?? {},
     cataloguePath: file.catalogue ? resolve(base, file.catalogue) : BUNDLED_CATALOGUE,
     plans: file.plans ?? {},
+    screening: file.screening ?? {},
     timezone,
     history: { minuteDays: file.history?.minute_days ?? DEFAULT_MINUTE_DAYS },
   };

@@ -67,7 +67,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const role = options.role ?? 'all';
   const time = new ZoneTime(config.timezone, options.clock);
   const logger = options.logger ?? createLogger(config.logLevel);
-  const { catalogue, plans, sourcePriority } = loadReferenceData(config);
+  const { catalogue, plans, sourcePriority, screening } = loadReferenceData(config);
 
   const store = await openStore(config, options, time, logger);
   logStoreChanges(store, logger);
@@ -79,7 +79,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
 
   // History: only the ingest leader records (a recorder per spell of leadership); every serving node reads the store.
   const openRecorder = () => openHistory(store, time, config.history.minuteDays, logger).recorder;
-  const ingest = backends.lease ? new IngestRole({ id: backends.id, config, catalogue, sourcePriority, time, logger, lease: backends.lease, bus: backends.bus, openRecorder }) : null;
+  const ingest = backends.lease ? new IngestRole({ id: backends.id, config, catalogue, sourcePriority, screening, time, logger, lease: backends.lease, bus: backends.bus, openRecorder }) : null;
   // The demo's believable past (`nerkh demo-backfill`-style, src/demo/backfill.ts) is not written at start: it
   // blocks the event loop for seconds (synchronous SQLite), which a first start cannot afford.
 
@@ -107,6 +107,8 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
           directoryPollMs: options.directoryPollMs,
         });
   const demoKey = config.demo && served ? await ensureDemoAccount(store, logger) : null;
+  // The key printed must work at once, not from the directory's next poll.
+  if (demoKey) await served?.directory.load();
   const app =
     served?.app ??
     (await buildProbeApp({

@@ -105,6 +105,8 @@ function sameRate(a: Rate, b: Rate): boolean {
     a.stale_seconds === b.stale_seconds &&
     a.title === b.title &&
     a.unit === b.unit &&
+    a.currency === b.currency &&
+    a.per === b.per &&
     a.source_key === b.source_key &&
     a.day_open === b.day_open &&
     a.day_high === b.day_high &&

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { ISO_CURRENCIES } from '../domain/currency.js';
 import { CATEGORIES, CURRENCY_PATTERN, KEY_PATTERN, PER_UNITS, type Category, type PerUnit, type Reference } from '../domain/reference.js';
 import { Catalogue } from './catalogue.js';
 
@@ -59,7 +60,7 @@ function validateEntry(entry: unknown, where: string): Reference {
   }
   const key = record.key as string;
   if (!KEY_PATTERN.test(key) || key !== key.toLowerCase()) throw new CatalogueError(`${where}: key "${key}" must be lowercase and match ${KEY_PATTERN}`);
-  if (typeof record.currency !== 'string' || !CURRENCY_PATTERN.test(record.currency)) {
+  if (typeof record.currency !== 'string' || !CURRENCY_PATTERN.test(record.currency) || !ISO_CURRENCIES.includes(record.currency)) {
     throw new CatalogueError(`${where}: currency ${JSON.stringify(record.currency)} must be an ISO 4217 code such as IRR or USD (XXX for an index)`);
   }
   if (!PER_UNITS.includes(record.per as PerUnit)) {

@@ -1,4 +1,5 @@
 import { compareDecimal } from './decimal.js';
+import { rialToToman } from './units.js';
 
 /**
  * An OHLC candle of the values served in one interval. Values are the number
@@ -58,4 +59,9 @@ export function rollUp(candles: readonly Candle[], bucketOf: (start: number) => 
     }
   }
   return out;
+}
+
+/** A rial candle in toman (`?unit=toman`): each value divided by ten exactly, on its digits. */
+export function candleInToman(candle: Candle): Candle {
+  return { ...candle, open: rialToToman(candle.open), high: rialToToman(candle.high), low: rialToToman(candle.low), close: rialToToman(candle.close) };
 }

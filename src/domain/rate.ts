@@ -1,3 +1,5 @@
+import type { PerUnit } from './reference.js';
+
 export type RateStatus = 'ok' | 'stale' | 'unavailable';
 
 /** A value as one source gave it: the JSON number text exactly, and its numeric reading for checks. */
@@ -15,6 +17,9 @@ export interface ResolvedRate {
   /** JSON number text exactly as the source gave it; null when unavailable. */
   value: string | null;
   unit: string;
+  /** ISO 4217 code of the price (IRT for a toman rendering, XXX for an index). */
+  currency: string;
+  per: PerUnit;
   source_key: string;
   /** Epoch milliseconds of the value's own update time; null when unavailable. */
   updated_at: number | null;
@@ -23,6 +28,13 @@ export interface ResolvedRate {
   source: string | null;
   /** Age of a stale value in whole seconds. */
   stale_seconds?: number;
+}
+
+/** What serialising a rate needs of the clock: zoned timestamps and Jalali dates (ZoneTime fits). */
+export interface RateTime {
+  format(ms: number): string;
+  jalaliDate(ms: number): string;
+  jalaliDateTime(ms: number): string;
 }
 
 /**
@@ -52,11 +64,14 @@ const number = (text: string | null) => text ?? 'null';
  * Serialise a rate once; the request path only concatenates these strings.
  * `value` and the day fields are written as number text, so `300.5` stays `300.5`.
  */
-export function serialiseRate(rate: Rate, formatTime: (ms: number) => string): string {
+export function serialiseRate(rate: Rate, time: RateTime): string {
+  const at = rate.updated_at;
   let json =
     `{"key":${JSON.stringify(rate.key)},"title":${JSON.stringify(rate.title)},"value":${number(rate.value)}` +
-    `,"unit":${JSON.stringify(rate.unit)},"source_key":${JSON.stringify(rate.source_key)}` +
-    `,"updated_at":${rate.updated_at === null ? 'null' : JSON.stringify(formatTime(rate.updated_at))}` +
+    `,"unit":${JSON.stringify(rate.unit)},"currency":${JSON.stringify(rate.currency)},"per":${JSON.stringify(rate.per)}` +
+    `,"source_key":${JSON.stringify(rate.source_key)}` +
+    `,"updated_at":${at === null ? 'null' : JSON.stringify(time.format(at))}` +
+    `,"updated_at_jalali":${at === null ? 'null' : JSON.stringify(time.jalaliDateTime(at))}` +
     `,"status":"${rate.status}","source":${rate.source === null ? 'null' : JSON.stringify(rate.source)}`;
   if (rate.stale_seconds !== undefined) json += `,"stale_seconds":${rate.stale_seconds}`;
   return (
@@ -70,10 +85,11 @@ export function serialiseRate(rate: Rate, formatTime: (ms: number) => string): s
  * The legacy feed's entry for a rate, with the Jalali date of its update. Old
  * boards read a fixed shape, so `stale_seconds` is always there (null while fresh).
  */
-export function serialiseLegacyEntry(rate: Rate, time: { format(ms: number): string; jalaliDate(ms: number): string }): string {
+export function serialiseLegacyEntry(rate: Rate, time: RateTime): string {
   const at = rate.updated_at;
   return (
     `{"title":${JSON.stringify(rate.title)},"value":${number(rate.value)},"unit":${JSON.stringify(rate.unit)}` +
+    `,"currency":${JSON.stringify(rate.currency)},"per":${JSON.stringify(rate.per)}` +
     `,"updated_at":${at === null ? 'null' : JSON.stringify(time.format(at))},"date_jalali":${at === null ? 'null' : JSON.stringify(time.jalaliDate(at))}` +
     `,"change":${number(rate.change)},"change_percent":${number(rate.change_percent)},"status":"${rate.status}","stale_seconds":${rate.stale_seconds ?? 'null'}}`
   );

@@ -20,6 +20,8 @@ export class ZoneTime {
   private lastText = '';
   private dayOfText = '';
   private lastDay = '';
+  private jalaliSecond = -1;
+  private jalaliText = '';
 
   constructor(
     timeZone: string,
@@ -107,6 +109,16 @@ export class ZoneTime {
     if (this.jalaliDays.size >= MAX_CACHED_BUCKETS) this.jalaliDays.clear();
     this.jalaliDays.set(day, text);
     return text;
+  }
+
+  /** Jalali date and local time in the zone, `1405/09/01 22:33:17`; the last second is cached. */
+  jalaliDateTime(ms: number): string {
+    const second = Math.floor(ms / 1000);
+    if (second !== this.jalaliSecond) {
+      this.jalaliText = `${this.jalaliDate(ms)} ${this.format(ms).slice(11, 19)}`;
+      this.jalaliSecond = second;
+    }
+    return this.jalaliText;
   }
 }
 

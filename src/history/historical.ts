@@ -16,6 +16,8 @@ export async function historicalRates(reader: HistoryReader, references: readonl
       key: reference.key,
       title: reference.title,
       unit: reference.unit,
+      currency: reference.currency,
+      per: reference.per,
       source_key: reference.source_key,
       value: candle?.close ?? null,
       updated_at: candle?.closeAt ?? null,

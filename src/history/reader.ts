@@ -1,4 +1,4 @@
-import { rollUp, type Candle } from '../domain/candle.js';
+import { candleInToman, rollUp, type Candle } from '../domain/candle.js';
 import { ApiError } from '../domain/errors.js';
 import { combineHash, fnv1a } from '../domain/hash.js';
 import type { StoreHealth } from '../store/health.js';
@@ -89,14 +89,19 @@ export class HistoryReader {
     return rollUp(rows, this.buckets.bucketer(interval));
   }
 
-  /** The same candles rendered as JSON for the history body, through the block cache. */
-  async rendered(reference: string, interval: Interval, from: number, to: number, now: number): Promise<RenderedCandles> {
+  /**
+   * The same candles rendered as JSON for the history body, through the block
+   * cache. `toman`: a rial reference's values divided by ten exactly
+   * (`?unit=toman`); such blocks are cached beside the rial ones, each
+   * rendered once.
+   */
+  async rendered(reference: string, interval: Interval, from: number, to: number, now: number, toman = false): Promise<RenderedCandles> {
     await this.checkRevision(now);
     const span = nominalMs(interval) * BLOCK_CANDLES;
     const parts: string[] = [];
-    let hash = fnv1a(`${reference} ${interval} ${from} ${to}`);
+    let hash = fnv1a(`${reference} ${interval} ${from} ${to}${toman ? ' toman' : ''}`);
     for (let blockStart = Math.floor(from / span) * span; blockStart < to; blockStart += span) {
-      const block = await this.block(reference, interval, blockStart, blockStart + span, now);
+      const block = await this.block(reference, interval, blockStart, blockStart + span, now, toman);
       for (let i = lowerBound(block.starts, from), end = lowerBound(block.starts, to); i < end; i++) parts.push(block.fragments[i]!);
       hash = combineHash(hash, block.hash);
     }
@@ -137,8 +142,8 @@ export class HistoryReader {
   }
 
   /** The rendered candles starting in [blockStart, blockEnd), cached while they cannot have changed. */
-  private async block(reference: string, interval: Interval, blockStart: number, blockEnd: number, now: number): Promise<CandleBlock> {
-    const key = `${reference} ${interval} ${blockStart}`;
+  private async block(reference: string, interval: Interval, blockStart: number, blockEnd: number, now: number, toman: boolean): Promise<CandleBlock> {
+    const key = `${reference} ${interval} ${blockStart}${toman ? ' toman' : ''}`;
     // The candles starting in the block run from the first candle boundary in it to the end of the last candle starting in it.
     let first = this.buckets.start(blockStart, interval);
     if (first < blockStart) first = this.buckets.next(first, interval);
@@ -150,7 +155,7 @@ export class HistoryReader {
     if (cached && (settled ? cached.liveVersion === null : liveVersion !== null && cached.liveVersion === liveVersion)) return cached;
     const candles = first < end ? await this.candles(reference, interval, first, end) : [];
     const time = this.buckets.time;
-    const fragments = candles.map((candle) => candleFragment(candle, time));
+    const fragments = candles.map((candle) => candleFragment(toman ? candleInToman(candle) : candle, time));
     const block: CandleBlock = { starts: candles.map((c) => c.start), fragments, hash: fnv1a(fragments.join(',')), liveVersion };
     if (settled || liveVersion !== null) this.cache.set(key, block);
     else this.cache.delete(key);

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Rendered } from '../render/detail.js';
+import { acceptedEncoding, encodedEtag } from './encoding.js';
 
 /** Seconds until the next wall-clock multiple of `intervalSeconds`: what a caller's cache may keep. */
 export function secondsToBoundary(intervalSeconds: number, now: number): number {
@@ -19,11 +20,23 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
   return false;
 }
 
-/** A JSON body with its ETag and cache lifetime, or 304 when the caller already holds it. */
+/**
+ * A JSON body with its ETag and cache lifetime, or 304 when the caller already
+ * holds it; compressed (gzip or br, from the body's per-second forms) when the
+ * client asks and the body is worth it.
+ */
 export function sendRendered(request: FastifyRequest, reply: FastifyReply, rendered: Rendered, maxAgeSeconds: number): FastifyReply {
-  reply.header('cache-control', `private, max-age=${maxAgeSeconds}`).header('etag', rendered.etag);
+  const stamped = rendered.stamped?.compressible ? rendered.stamped : null;
+  const encoding = stamped ? acceptedEncoding(request.headers['accept-encoding']) : null;
+  if (stamped) {
+    const vary = reply.getHeader('vary');
+    reply.header('vary', vary ? `${String(vary)}, Accept-Encoding` : 'Accept-Encoding');
+  }
+  reply.header('cache-control', `private, max-age=${maxAgeSeconds}`).header('etag', encoding === null ? rendered.etag : encodedEtag(rendered.etag));
   if (matchesEtag(request.headers['if-none-match'], rendered.etag)) return reply.code(304).send();
-  return reply.header('content-type', 'application/json; charset=utf-8').send(rendered.body);
+  reply.header('content-type', 'application/json; charset=utf-8');
+  if (stamped && encoding !== null) return reply.header('content-encoding', encoding).send(stamped.encoded(encoding));
+  return reply.send(rendered.body);
 }
 
 /** A pre-serialised JSON body that is never cached. */

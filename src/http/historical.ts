@@ -5,10 +5,14 @@ import { historicalRates } from '../history/historical.js';
 import { checkAtWindow, parseAt } from '../history/range.js';
 import { renderHistoricalDetail, resolveNames } from '../render/historical.js';
 import { secondsToBoundary, sendRendered } from './conditional.js';
-import type { DetailRequest } from './answer-detail.js';
+import type { KeyedRequest } from './answer-keyed.js';
 import type { AppDeps } from './deps.js';
 import { sendError } from './error-handler.js';
-import { unknownParameter } from './query.js';
+import { parseUnit, unknownParameter } from './query.js';
+import { inToman, type RateUnit } from '../domain/units.js';
+
+/** What `?at=` may come with: the unit of the values (PRODUCT §7). */
+const AT_PARAMETERS = ['at', 'unit'];
 
 /** A range that ended this long ago is settled: every candle in it has been written. */
 const SETTLED_MS = 60_000;
@@ -26,14 +30,16 @@ export function historyCacheSeconds(end: number, refreshIntervalSeconds: number,
  * such, then the query (400), keys (400/404/403) and the plan's window (403).
  * It reads the store, so it is answered here rather than by `answerDetail`.
  */
-export async function answerAt(deps: AppDeps, request: FastifyRequest, reply: FastifyReply, input: DetailRequest): Promise<FastifyReply> {
+export async function answerAt(deps: AppDeps, request: FastifyRequest, reply: FastifyReply, input: KeyedRequest): Promise<FastifyReply> {
   const record: AdmissionRecord = { access: null, headers: [] };
   try {
     const admitted = admit(deps, 'history', input.apiKey, input.origin, input.address, input.now, record);
     // Only when the shared limiter asks Redis first (rare).
     if (admitted instanceof Promise) await admitted;
     const params = new URLSearchParams(input.query ?? '');
-    for (const [name] of params) if (name !== 'at') throw unknownParameter(name, ['at']);
+    for (const [name] of params) if (name !== 'at' && name !== 'unit') throw unknownParameter(name, AT_PARAMETERS);
+    if (params.getAll('at').length > 1 || params.getAll('unit').length > 1) throw new ApiError('INVALID_PARAMETER', 'Query parameters "at" and "unit" may each be given once.');
+    const unit = parseUnit(params.get('unit') ?? undefined);
     let segment: string;
     try {
       segment = decodeURIComponent(input.path.slice('/v1/rates/'.length));
@@ -43,7 +49,7 @@ export async function answerAt(deps: AppDeps, request: FastifyRequest, reply: Fa
     for (let i = 0; i < record.headers.length; i += 2) reply.header(record.headers[i]!, record.headers[i + 1]);
     request.access = record.access;
     request.meteredAs = 'history';
-    return await sendHistoricalDetail(deps, request, reply, segment, params.get('at')!);
+    return await sendHistoricalDetail(deps, request, reply, segment, params.get('at')!, unit);
   } catch (caught) {
     request.access = record.access;
     request.meteredAs = 'history';
@@ -53,7 +59,7 @@ export async function answerAt(deps: AppDeps, request: FastifyRequest, reply: Fa
   }
 }
 
-async function sendHistoricalDetail(deps: AppDeps, request: FastifyRequest, reply: FastifyReply, segment: string, atText: string): Promise<FastifyReply> {
+async function sendHistoricalDetail(deps: AppDeps, request: FastifyRequest, reply: FastifyReply, segment: string, atText: string, unit: RateUnit): Promise<FastifyReply> {
   const now = deps.time.now();
   const account = request.access!.account;
   const { buckets } = deps.history;
@@ -61,6 +67,6 @@ async function sendHistoricalDetail(deps: AppDeps, request: FastifyRequest, repl
   const named = resolveNames(deps.catalogue, segment, account.allowance);
   checkAtWindow(at, account.plan.history_days, now, buckets);
   const rates = await historicalRates(deps.history, named.references, at);
-  const rendered = renderHistoricalDetail(rates, named, (ms) => deps.time.format(ms), deps.time.format(now));
+  const rendered = renderHistoricalDetail(unit === 'toman' ? rates.map(inToman) : rates, named, deps.time, deps.time.format(now));
   return sendRendered(request, reply, rendered, historyCacheSeconds(at, account.plan.refresh_interval_seconds, now));
 }

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.js';
 import type { HistoryBacklog } from '../history/recorder.js';
 import type { UsageBacklog } from '../usage/meter.js';
@@ -67,6 +67,36 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
     collect() {
       this.reset();
       for (const source of sourceHealth(clock.now())) this.set({ source: source.name }, source.out_of_range);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_source_values_outliers',
+    help: 'Fresh values of each source rejected as outliers against the other sources in the latest build (never served)',
+    labelNames: ['source'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of sourceHealth(clock.now())) this.set({ source: source.name }, source.outliers);
+    },
+  });
+  new Counter({
+    name: 'nerkh_source_outliers_total',
+    help: 'Values of each source rejected as outliers since start, each counted when first rejected',
+    labelNames: ['source'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of sourceHealth(clock.now())) this.inc({ source: source.name }, source.outliers_total);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_source_values_held',
+    help: 'Fresh values of each source held as an unconfirmed jump in the latest build (max_jump_percent)',
+    labelNames: ['source'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of sourceHealth(clock.now())) this.set({ source: source.name }, source.held);
     },
   });
   new Gauge({

@@ -1,9 +1,24 @@
-import { Type, type TSchema } from '@sinclair/typebox';
-import { CATEGORIES, KEY_PATTERN, PER_UNITS, type Category } from '../domain/reference.js';
+import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { CATEGORIES, KEY_PATTERN, PER_UNITS } from '../domain/reference.js';
 import { INTERVALS } from '../history/buckets.js';
+import { CURRENCIES } from '../domain/currency.js';
 import { ERROR_STATUS } from '../domain/errors.js';
+import { RATE_UNITS } from '../domain/units.js';
+import { EXPAND_VALUES } from './query.js';
 
 /** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
+
+/**
+ * A string from a fixed list as a plain JSON Schema `enum`: the OpenAPI
+ * document shows one enum (not a union of constants), Fastify's validator
+ * names the allowed values in its error, and TypeBox's own `Value.Check`
+ * knows the kind through the registry (TypeBox's documented way to add one).
+ */
+function StringEnum<T extends string>(values: readonly T[], options: SchemaOptions = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ ...options, [Kind]: STRING_ENUM, type: 'string', enum: [...values] });
+}
+const STRING_ENUM = 'StringEnum';
+if (!TypeRegistry.Has(STRING_ENUM)) TypeRegistry.Set<{ enum: string[] }>(STRING_ENUM, (schema, value) => typeof value === 'string' && schema.enum.includes(value));
 
 const Timestamp = Type.String({ description: 'ISO 8601 with a numeric UTC offset in the configured zone', examples: ['2026-11-21T14:03:07+03:30'] });
 const State = Type.Union([Type.Literal('active'), Type.Literal('degraded'), Type.Literal('down')]);
@@ -26,6 +41,18 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error', additionalProperties: false },
 );
 
+const Per = StringEnum(PER_UNITS, {
+  description: 'What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point',
+});
+export const CurrencySchema = StringEnum(CURRENCIES, {
+  $id: 'Currency',
+  description:
+    'The currency of a price: an ISO 4217 code (IRR, USD, EUR…; XXX for an index, which has none), or IRT (the toman, not ISO 4217) for a rial price shown with ?unit=toman',
+  examples: ['IRR'],
+});
+const Currency = () => Type.Ref(CurrencySchema);
+export const Unit = StringEnum(RATE_UNITS, { description: 'rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged' });
+
 export const ReferenceSchema = Type.Object(
   {
     key: Type.String(),
@@ -33,27 +60,43 @@ export const ReferenceSchema = Type.Object(
     title_en: Type.String(),
     description: Type.String(),
     unit: Type.String({ description: 'Persian label saying currency and per in words, e.g. ریال/گرم, دلار/اونس, ریال/۱۰۰ ین' }),
-    currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the price, e.g. IRR, USD, EUR; XXX for an index', examples: ['IRR'] }),
-    per: Type.Union(
-      PER_UNITS.map((p) => Type.Literal(p)),
-      { description: 'What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point' },
-    ),
+    currency: Currency(),
+    per: Per,
     category: Type.Union(CATEGORIES.map((c) => Type.Literal(c))),
     source_key: Type.String(),
     aliases: Type.String({ description: 'Comma-separated alternative keys, "" when none' }),
     status: Type.Literal('active'),
+    in_plan: Type.Boolean({ description: "Whether the reference is inside the calling key's allowance (its account's selection or its plan's defaults)" }),
   },
   { $id: 'Reference', additionalProperties: false },
+);
+
+const SourceViewSchema = Type.Object(
+  {
+    name: Type.String(),
+    value: Type.Union([Type.Number(), Type.Null()], { description: "The source's value (in the rate's unit); null when it has none for this reference" }),
+    updated_at: Type.Union([Timestamp, Type.Null()]),
+    state: StringEnum(['active', 'degraded', 'down'], { description: "The source's state, as on /v1/status" }),
+    used: Type.Boolean({ description: 'Whether this value is the one served' }),
+    rejected: Type.Union([StringEnum(['stale', 'out_of_range', 'outlier', 'unhealthy', 'held']), Type.Null()], {
+      description:
+        'Why the value was not served: stale (older than the source max age), out_of_range (outside the sanity band), outlier (too far from the median of three or more sources), unhealthy (the source failed its latest read), held (a jump beyond max_jump_percent awaiting confirmation); null when served, or usable behind a source earlier in priority',
+    }),
+  },
+  { additionalProperties: false },
 );
 
 export const RateSchema = Type.Object(
   {
     key: Type.String(),
     title: Type.String(),
-    value: Type.Union([Type.Number(), Type.Null()], { description: 'The price exactly as the source gave it; null when unavailable' }),
-    unit: Type.String(),
+    value: Type.Union([Type.Number(), Type.Null()], { description: 'The price exactly as the source gave it (in toman: divided by 10 exactly); null when unavailable' }),
+    unit: Type.String({ description: 'Persian label saying currency and per in words, e.g. ریال/گرم (تومان/گرم with ?unit=toman)' }),
+    currency: Currency(),
+    per: Per,
     source_key: Type.String(),
     updated_at: Type.Union([Timestamp, Type.Null()]),
+    updated_at_jalali: Type.Union([Type.String({ description: 'updated_at in the Solar Hijri calendar and the configured zone', examples: ['1405/09/01 22:33:17'] }), Type.Null()]),
     status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable'), Type.Literal('historical')], {
       description: '`historical` for a value read from history (`?at=`)',
     }),
@@ -65,6 +108,9 @@ export const RateSchema = Type.Object(
     prev_close: DayNumber('The last value served on the previous day'),
     change: DayNumber('value − prev_close, exactly'),
     change_percent: DayNumber('change ÷ prev_close × 100, two decimals'),
+    sources: Type.Optional(
+      Type.Array(SourceViewSchema, { description: "With ?expand=sources: every configured source's view of this reference, in priority order, as of the snapshot" }),
+    ),
   },
   { $id: 'Rate', additionalProperties: false },
 );
@@ -75,8 +121,33 @@ export const NoQuery = Type.Object({}, { additionalProperties: false });
 export const CatalogueQuery = Type.Object(
   {
     // An enum rather than a union of literals, so a bad value's error lists the allowed ones.
-    category: Type.Optional(Type.Unsafe<Category>({ type: 'string', enum: [...CATEGORIES] })),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Matches key, alias, title and title_en' })),
+    category: Type.Optional(StringEnum(CATEGORIES)),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'Matches key, alias, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, the zero-width non-joiner is ignored, Persian digits match ASCII',
+      }),
+    ),
+    in_plan: Type.Optional(StringEnum(['true', 'false'], { description: "true: only references inside the key's allowance; false: only those outside it" })),
+  },
+  { additionalProperties: false },
+);
+
+/** `?unit=` wherever prices are shown. */
+export const UnitQuery = Type.Object({ unit: Type.Optional(Unit) }, { additionalProperties: false });
+
+/** Documents the detail query; the detail answer checks it itself (after admission, on both paths). */
+export const DetailQuery = Type.Object(
+  {
+    unit: Type.Optional(Unit),
+    expand: Type.Optional(StringEnum(EXPAND_VALUES, { description: "sources: each rate lists every configured source's view of it" })),
+    at: Type.Optional(
+      Type.String({
+        description: 'The values as served at this moment (a date-time with offset, or a date: that day\'s close); service `history`',
+        examples: ['2026-11-01T10:00:00+03:30', '2026-11-01'],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -163,7 +234,7 @@ export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorSchema)]));
 }
 
-export const SHARED_SCHEMAS: TSchema[] = [ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
+export const SHARED_SCHEMAS: TSchema[] = [CurrencySchema, ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
 
 export const WebserviceParams = Type.Object({ username: Type.String({ description: 'The account the key belongs to' }) });
 
@@ -172,6 +243,8 @@ export const LegacyEntrySchema = Type.Object(
     title: Type.String(),
     value: Type.Union([Type.Number(), Type.Null()]),
     unit: Type.String(),
+    currency: Currency(),
+    per: Per,
     updated_at: Type.Union([Timestamp, Type.Null()]),
     date_jalali: Type.Union([Type.String({ description: 'Solar Hijri date, YYYY/MM/DD' }), Type.Null()]),
     change: Type.Union([Type.Number(), Type.Null()], { description: 'value − previous day close, exactly; null when not known' }),
@@ -206,18 +279,6 @@ export const UsageResponse = Type.Object(
   { $id: 'UsageResponse', additionalProperties: false },
 );
 
-export const DetailQuery = Type.Object(
-  {
-    at: Type.Optional(
-      Type.String({
-        description: 'The values as served at this moment (a date-time with offset, or a date: that day\'s close); service `history`',
-        examples: ['2026-11-01T10:00:00+03:30', '2026-11-01'],
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
 export const HistoryParams = Type.Object({
   key: Type.String({ pattern: KEY_PATTERN.source, description: 'One reference key or alias', examples: ['usd_free'] }),
 });
@@ -230,6 +291,7 @@ export const HistoryQuery = Type.Object(
     interval: Type.Optional(Type.Unsafe<(typeof INTERVALS)[number]>({ type: 'string', enum: [...INTERVALS], default: '1d', description: `Candle length: ${INTERVALS.join(', ')}` })),
     from: Type.Optional(DateInput('First candle (default: 30 candles before `to`)')),
     to: Type.Optional(DateInput('Last candle (default: now); a date includes that whole day')),
+    unit: Type.Optional(Unit),
   },
   { additionalProperties: false },
 );
@@ -252,9 +314,9 @@ export const HistoryResponse = Type.Object(
     ...Ok,
     key: Type.String(),
     title: Type.String(),
-    unit: Type.String(),
-    currency: Type.Union([Type.String(), Type.Null()]),
-    per: Type.Union([Type.String(), Type.Null()]),
+    unit: Type.String({ description: 'Persian label of the candle values (تومان/… with ?unit=toman)' }),
+    currency: Currency(),
+    per: Per,
     interval: Type.Union(INTERVALS.map((interval) => Type.Literal(interval))),
     from: Timestamp,
     to: Timestamp,

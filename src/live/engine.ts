@@ -1,8 +1,9 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { countBands, resolveRate, type KnownValue, type SourceView } from '../domain/resolve.js';
+import { countBands, resolveReference, type JumpHold, type KnownValue, type ScreenedOut, type SourceView } from '../domain/resolve.js';
 import type { Rate } from '../domain/rate.js';
+import { DEFAULT_SCREENING, type Screening } from '../domain/screening.js';
 import type { ZoneTime } from '../domain/time.js';
-import type { SourceMonitor } from '../sources/monitor.js';
+import type { ScreenCount, SourceMonitor } from '../sources/monitor.js';
 import { MarketDays, type DaySeed } from './market-day.js';
 import { prepareRate } from './prepare.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
@@ -12,12 +13,18 @@ const TICK_MS = 1000;
 /**
  * Turns source data into snapshots: on every source change (coalesced) and
  * once a second, because freshness and staleness move with the clock even
- * when no source changes. A rebuild that changes no rate keeps the old
- * snapshot, so ETags stay stable.
+ * when no source changes. A rebuild on the clock that changes no rate keeps
+ * the old snapshot; ETags depend only on the rates, so they stay stable either way.
  */
 export class RatesEngine {
   private snapshot: Snapshot;
   private readonly lastKnown = new Map<string, KnownValue>();
+  /** Jumps waiting for a second source or for time, by reference key. */
+  private readonly holds = new Map<string, JumpHold>();
+  /** Screening rules per catalogue entry (catalogue order). */
+  private readonly screenings: Screening[];
+  /** The previous build's screened-out values, so each new rejection is counted once. */
+  private screened = new Map<string, ReadonlyMap<string, ScreenedOut>>();
   private readonly orderFor: (sources: SourceView[]) => SourceView[][];
   private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
   private ticker: NodeJS.Timeout | null = null;
@@ -35,8 +42,11 @@ export class RatesEngine {
     private readonly monitor: SourceMonitor,
     private readonly time: ZoneTime,
     sourcePriority: Record<string, string[]> = {},
+    /** Screening rules by canonical reference key; DEFAULT_SCREENING for the rest. */
+    screening: Record<string, Screening> = {},
   ) {
     this.orderFor = priorityOrder(catalogue, monitor.names, sourcePriority);
+    this.screenings = catalogue.references.map((reference) => screening[reference.key] ?? DEFAULT_SCREENING);
     this.snapshot = { version: 0, builtAt: time.now(), rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
   }
 
@@ -104,7 +114,7 @@ export class RatesEngine {
     if (this.sourcesChanged || this.snapshot.counts.stale > 0 || now >= this.nextExpiry || now >= this.nextMidnight) this.rebuild(now);
   }
 
-  /** Resolve every reference now; publish a new snapshot only if some rate changed. */
+  /** Resolve every reference now; publish a new snapshot only if some rate or some source's data changed. */
   rebuild(now = this.time.now()): Snapshot {
     const sourcesChanged = this.sourcesChanged;
     this.sourcesChanged = false;
@@ -117,13 +127,36 @@ export class RatesEngine {
     const ordered = this.orderFor(views);
     const rates = new Map<string, PreparedRate>();
     const counts = { ok: 0, stale: 0, unavailable: 0 };
-    let changed = previous.rates.size !== this.catalogue.size;
+    // Source data alone may change (a source lower in priority moved): `expand=sources` shows it, so it is a new snapshot.
+    let changed = sourcesChanged || previous.rates.size !== this.catalogue.size;
     let lastUpdate: number | null = null;
     const day = this.time.day(now);
     this.nextMidnight = this.time.nextMidnight(now);
+    const orderedByKey = new Map<string, readonly SourceView[]>();
+    const screened = new Map<string, ReadonlyMap<string, ScreenedOut>>();
+    const screenCounts = new Map<string, ScreenCount>(views.map((view) => [view.name, { outliers: 0, held: 0, newOutliers: 0 }]));
 
     this.catalogue.references.forEach((reference, index) => {
-      const resolved = resolveRate(reference, ordered[index]!, now, this.lastKnown.get(reference.key));
+      const sources = ordered[index]!;
+      const screening = this.screenings[index]!;
+      const resolution = resolveReference(reference, sources, now, this.lastKnown.get(reference.key), screening, this.holds.get(reference.key));
+      const resolved = resolution.rate;
+      orderedByKey.set(reference.key, sources);
+      if (resolution.hold) {
+        this.holds.set(reference.key, resolution.hold);
+        nextExpiry = Math.min(nextExpiry, resolution.hold.since + screening.confirmMs);
+      } else this.holds.delete(reference.key);
+      if (resolution.screened) {
+        screened.set(reference.key, resolution.screened);
+        const before = this.screened.get(reference.key);
+        for (const [name, why] of resolution.screened) {
+          const count = screenCounts.get(name)!;
+          if (why === 'outlier') {
+            count.outliers++;
+            if (before?.get(name) !== 'outlier') count.newOutliers++;
+          } else count.held++;
+        }
+      }
       counts[resolved.status]++;
       const rate: Rate = { ...resolved, ...this.days.fieldsFor(reference.key, resolved.value, day) };
       if (rate.value !== null && rate.source !== null && rate.updated_at !== null) {
@@ -136,10 +169,13 @@ export class RatesEngine {
       if (prepared !== old) changed = true;
       rates.set(reference.key, prepared);
     });
+    this.screened = screened;
+    this.monitor.recordScreening(screenCounts);
 
     this.nextExpiry = nextExpiry;
     if (!changed) return previous;
-    this.snapshot = { version: previous.version + 1, builtAt: now, rates, lastUpdate, counts };
+    const states = new Map(this.monitor.health(now).map((health) => [health.name, health.state]));
+    this.snapshot = { version: previous.version + 1, builtAt: now, rates, lastUpdate, counts, sources: { ordered: orderedByKey, states, screened } };
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;
   }

@@ -1,12 +1,9 @@
 import { fnv1a } from '../domain/hash.js';
-import { serialiseLegacyEntry, serialiseRate, type Rate } from '../domain/rate.js';
+import { serialiseLegacyEntry, serialiseRate, type Rate, type RateTime } from '../domain/rate.js';
+import { inToman, type RateUnit } from '../domain/units.js';
 import type { PreparedRate } from './snapshot.js';
 
-/** What serialising a rate needs of the clock: the zone's timestamps and Jalali dates. */
-export interface RateTime {
-  format(ms: number): string;
-  jalaliDate(ms: number): string;
-}
+export type { RateTime } from '../domain/rate.js';
 
 /**
  * Serialise a rate for the request path. The engine and every node that
@@ -15,7 +12,31 @@ export interface RateTime {
  * the rate serialises exactly as before.
  */
 export function prepareRate(rate: Rate, time: RateTime, previous?: PreparedRate): PreparedRate {
-  const json = serialiseRate(rate, (ms) => time.format(ms));
+  const json = serialiseRate(rate, time);
   if (previous && previous.json === json) return previous;
-  return { rate, json, legacy: serialiseLegacyEntry(rate, time), hash: fnv1a(json) };
+  return prepared(rate, json, time);
+}
+
+/** A prepared rate in the unit a caller asked for; the toman form is built once per rate, never per request. */
+export function preparedIn(rate: PreparedRate, unit: RateUnit): PreparedRate {
+  return unit === 'rial' ? rate : rate.toman();
+}
+
+function prepared(rate: Rate, json: string, time: RateTime): PreparedRate {
+  let toman: PreparedRate | undefined;
+  const self: PreparedRate = {
+    rate,
+    json,
+    legacy: serialiseLegacyEntry(rate, time),
+    hash: fnv1a(json),
+    toman() {
+      if (toman === undefined) {
+        const shown = inToman(rate);
+        // A price not in rial is the same in either unit: the same object, the same bytes and ETag.
+        toman = shown === rate ? self : prepared(shown, serialiseRate(shown, time), time);
+      }
+      return toman;
+    },
+  };
+  return self;
 }

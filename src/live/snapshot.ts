@@ -1,12 +1,30 @@
 import type { Rate } from '../domain/rate.js';
+import type { ScreenedOut, SourceView } from '../domain/resolve.js';
+import type { SourceState } from '../sources/monitor.js';
 
 /** A rate serialised once, with a fingerprint for ETags. */
 export interface PreparedRate {
   readonly rate: Rate;
   readonly json: string;
-  /** The entry of the legacy per-user feed: `{"title","value","unit","updated_at","date_jalali"}`. */
+  /** The entry of the legacy per-user feed: `{"title","value","unit",…,"date_jalali"}`. */
   readonly legacy: string;
   readonly hash: number;
+  /** The same rate shown in toman (itself when the price is not in rial): prepared on first use, then kept. */
+  toman(): PreparedRate;
+}
+
+/**
+ * What the engine saw of the sources when it built a snapshot, kept as it
+ * was (source data is never changed in place): `?expand=sources` describes
+ * each reference's sources from it, only when asked.
+ */
+export interface SourcesAtBuild {
+  /** Each reference's sources in its priority order, by reference key. */
+  readonly ordered: ReadonlyMap<string, readonly SourceView[]>;
+  /** Each source's state at the build. */
+  readonly states: ReadonlyMap<string, SourceState>;
+  /** Fresh values screened out, by reference key, then source name; references with none are absent. */
+  readonly screened: ReadonlyMap<string, ReadonlyMap<string, ScreenedOut>>;
 }
 
 /**
@@ -22,4 +40,6 @@ export interface Snapshot {
   /** Newest `updated_at` of any rate (epoch ms), null before any data. */
   readonly lastUpdate: number | null;
   readonly counts: { readonly ok: number; readonly stale: number; readonly unavailable: number };
+  /** Absent where the snapshot was not built from sources here (one received from another node). */
+  readonly sources?: SourcesAtBuild;
 }

@@ -1,19 +1,33 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
 import { ApiError } from '../domain/errors.js';
+import type { RateTime } from '../domain/rate.js';
+import { DEFAULT_RATE_UNIT, type RateUnit } from '../domain/units.js';
+import { preparedIn } from '../live/prepare.js';
 import type { Snapshot } from '../live/snapshot.js';
+import { describeSources, withSources } from '../live/source-report.js';
+import { compress, MIN_COMPRESSED_BYTES, SplicedGzip, type Encoding } from './compression.js';
 import { SnapshotCache } from './snapshot-cache.js';
 import { MAX_KEYS, parseKeyList } from './keys.js';
 
 export interface Rendered {
   body: string | Buffer;
   etag: string;
+  /** The prepared body `body` was stamped from, when it can give compressed forms of it. */
+  stamped?: StampedBody;
 }
+
+/** How the rates of a detail answer are shown: in which unit, and whether each lists its sources (their times written with `time`). */
+export type DetailView = { unit: RateUnit; sources: false } | { unit: RateUnit; sources: true; time: RateTime };
+
+export const PLAIN_VIEW: DetailView = { unit: DEFAULT_RATE_UNIT, sources: false };
 
 /**
  * The detail response for a keys segment: aliases resolved to canonical keys,
  * request order, each reference once, unknown and not-allowed keys listed in
- * `meta`. Only string concatenation of rates serialised when the snapshot was built.
+ * `meta`. Only string concatenation of rates serialised when the snapshot was
+ * built (in toman: serialised on first use of each rate); the sources of an
+ * expanded view are described here, so only expanded answers pay for them.
  */
 export function renderDetail(
   snapshot: Snapshot,
@@ -21,6 +35,7 @@ export function renderDetail(
   segment: string,
   allowance: ReadonlySet<string> | null,
   generatedAt: string,
+  view: DetailView = PLAIN_VIEW,
 ): { body: string; etag: string; namesUnknownKeys: boolean } {
   const requested = parseKeyList(segment);
   const unknown: string[] = [];
@@ -28,7 +43,7 @@ export function renderDetail(
   const included = new Set<string>();
   const refused = new Set<string>();
   let rates = '';
-  let hash = fnv1a(segment);
+  let hash = combineHash(fnv1a(segment), viewIndex(view));
   for (const name of requested) {
     const reference = catalogue.lookup(name);
     if (!reference) {
@@ -43,8 +58,13 @@ export function renderDetail(
     const prepared = snapshot.rates.get(reference.key);
     if (!prepared || included.has(reference.key)) continue;
     included.add(reference.key);
-    rates += rates === '' ? prepared.json : ',' + prepared.json;
-    hash = combineHash(hash, prepared.hash);
+    const shown = preparedIn(prepared, view.unit);
+    let json = shown.json;
+    if (view.sources) {
+      json = withSources(json, shown.rate, describeSources(reference, prepared.rate, snapshot), view.time);
+      hash = combineHash(hash, fnv1a(json));
+    } else hash = combineHash(hash, shown.hash);
+    rates += rates === '' ? json : ',' + json;
   }
   if (included.size === 0) {
     if (denied.length > 0) throw new ApiError('REFERENCE_NOT_IN_PLAN');
@@ -57,9 +77,20 @@ export function renderDetail(
   return { body, etag: etagOf('d', hash), namesUnknownKeys: unknown.length > 0 };
 }
 
+/** 0 for the plain view (rial, no sources), so its ETags are those of plain answers. */
+function viewIndex(view: DetailView): number {
+  return indexOfView(view.unit, view.sources);
+}
+
+function indexOfView(unit: RateUnit, sources: boolean): number {
+  return (unit === 'toman' ? 1 : 0) + (sources ? 2 : 0);
+}
+
 const HEAD = '{"success":true,"status":"ok","generated_at":"';
-/** Per snapshot; ~5 KB each. */
+/** Per snapshot and view; ~5 KB each. */
 const MAX_CACHED_RESPONSES = 2_000;
+/** Expanded answers are larger and rarer. */
+const MAX_CACHED_EXPANDED = 200;
 const EVERY_REFERENCE = Symbol('every reference');
 
 /** A detail response ready to write but for its `generated_at`. */
@@ -69,22 +100,33 @@ export interface PreparedDetail {
 }
 
 /**
- * Detail responses cached per snapshot, allowance and keys segment: a board
- * polling the same keys costs a few map lookups per request until the snapshot
- * it sees changes. Failures are not cached (they throw).
+ * Detail responses cached per snapshot, view, allowance and keys segment: a
+ * board polling the same keys costs a few map lookups per request until the
+ * snapshot it sees changes. Failures are not cached (they throw).
  */
 export class DetailRenderer {
-  private readonly cache = new SnapshotCache<PreparedDetail & { namesUnknownKeys: boolean }>(MAX_CACHED_RESPONSES);
+  /** One cache per view: rial, toman, and each with sources (see viewIndex). */
+  private readonly caches = [MAX_CACHED_RESPONSES, MAX_CACHED_RESPONSES, MAX_CACHED_EXPANDED, MAX_CACHED_EXPANDED].map(
+    (size) => new SnapshotCache<PreparedDetail & { namesUnknownKeys: boolean }>(size),
+  );
+  private readonly views: DetailView[];
 
-  constructor(private readonly catalogue: Catalogue) {}
+  constructor(
+    private readonly catalogue: Catalogue,
+    time: RateTime,
+  ) {
+    this.views = [PLAIN_VIEW, { unit: 'toman', sources: false }, { unit: 'rial', sources: true, time }, { unit: 'toman', sources: true, time }];
+  }
 
-  prepare(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null): PreparedDetail {
-    return this.cache.get(
+  prepare(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null, unit: RateUnit = DEFAULT_RATE_UNIT, sources = false): PreparedDetail {
+    const index = indexOfView(unit, sources);
+    const view = this.views[index]!;
+    return this.caches[index]!.get(
       snapshot,
       allowance ?? EVERY_REFERENCE,
       segment,
       () => {
-        const { body, etag, namesUnknownKeys } = renderDetail(snapshot, this.catalogue, segment, allowance, '');
+        const { body, etag, namesUnknownKeys } = renderDetail(snapshot, this.catalogue, segment, allowance, '', view);
         return { body: new StampedBody(Buffer.from(body.slice(HEAD.length))), etag, namesUnknownKeys };
       },
       // Answers naming unknown keys are not kept: any string is an unknown key.
@@ -103,10 +145,18 @@ export class DetailRenderer {
  * `{"success":true,"status":"ok","generated_at":"<time>`. Times are to the
  * second, so the whole body is put together once a second and the same bytes
  * serve every request in that second: no allocation, no copy per request.
+ * Its compressed forms follow the same rule: made on the first request that
+ * asks for one in a second, then served to every other; gzip's costly part,
+ * the tail, is deflated only once for the body's whole life.
  */
 export class StampedBody {
   private stamp: string | null = null;
+  private head: Buffer = EMPTY_BUFFER;
   private whole: Buffer = EMPTY_BUFFER;
+  private gzip: Buffer | null = null;
+  private br: Buffer | null = null;
+  /** The tail deflated once, on the first request for gzip: each second adds only its head. */
+  private gzipTail: SplicedGzip | null = null;
 
   /** `tail`: everything after the generated_at value, UTF-8 encoded. */
   constructor(private readonly tail: Buffer) {}
@@ -119,9 +169,29 @@ export class StampedBody {
       whole.write(head, 0, 'latin1');
       this.tail.copy(whole, head.length);
       this.whole = whole;
+      this.head = whole.subarray(0, head.length);
       this.stamp = generatedAt;
+      this.gzip = null;
+      this.br = null;
     }
     return this.whole;
+  }
+
+  /** Bytes held, roughly: for caches bounded by size. */
+  get size(): number {
+    return this.tail.length * 2;
+  }
+
+  /** Whether the body is worth compressing (decided on its tail, so before any stamp). */
+  get compressible(): boolean {
+    return this.tail.length + HEAD.length > MIN_COMPRESSED_BYTES;
+  }
+
+  /** The body last returned by `at`, compressed; null when it is too small to be worth it. */
+  encoded(encoding: Encoding): Buffer | null {
+    if (!this.compressible) return null;
+    if (encoding === 'gzip') return (this.gzip ??= (this.gzipTail ??= new SplicedGzip(this.tail)).with(this.head));
+    return (this.br ??= compress(this.whole, 'br'));
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { ApiError } from '../domain/errors.js';
 import { etagOf, fnv1a } from '../domain/hash.js';
-import { serialiseRate, type Rate } from '../domain/rate.js';
+import { serialiseRate, type Rate, type RateTime } from '../domain/rate.js';
 import type { Reference } from '../domain/reference.js';
 import { MAX_KEYS, parseKeyList } from './keys.js';
 
@@ -38,10 +38,10 @@ export function resolveOne(catalogue: Catalogue, name: string, allowance: Readon
   return resolveNames(catalogue, name, allowance).references[0]!;
 }
 
-/** The detail envelope around rates read from history. */
-export function renderHistoricalDetail(rates: readonly Rate[], named: NamedReferences, formatTime: (ms: number) => string, generatedAt: string): { body: string; etag: string } {
+/** The detail envelope around rates read from history (already in the unit asked for). */
+export function renderHistoricalDetail(rates: readonly Rate[], named: NamedReferences, time: RateTime, generatedAt: string): { body: string; etag: string } {
   const tail =
-    `,"count":${rates.length},"rates":[${rates.map((rate) => serialiseRate(rate, formatTime)).join(',')}]` +
+    `,"count":${rates.length},"rates":[${rates.map((rate) => serialiseRate(rate, time)).join(',')}]` +
     `,"meta":{"max_keys":${MAX_KEYS},"includes_prices":true,"unknown_keys":${JSON.stringify(named.unknown)},"denied_keys":${JSON.stringify(named.denied)}}}`;
   return { body: `{"success":true,"status":"ok","generated_at":"${generatedAt}"${tail}`, etag: etagOf('a', fnv1a(tail)) };
 }

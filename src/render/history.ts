@@ -1,6 +1,7 @@
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
 import type { Reference } from '../domain/reference.js';
 import type { ZoneTime } from '../domain/time.js';
+import { RIAL_CURRENCY, TOMAN_CURRENCY, tomanLabel } from '../domain/units.js';
 import type { Interval } from '../history/buckets.js';
 import type { RenderedCandles } from '../history/reader.js';
 
@@ -12,6 +13,8 @@ export interface HistoryBodyHead {
   interval: Interval;
   from: number;
   to: number;
+  /** `?unit=toman`: a rial reference is shown in toman (its candles rendered so by the reader). */
+  toman?: boolean;
 }
 
 /**
@@ -21,11 +24,11 @@ export interface HistoryBodyHead {
  */
 export function renderHistory(head: HistoryBodyHead, candles: RenderedCandles, time: ZoneTime, generatedAt: string): { body: string; etag: string } {
   const { reference } = head;
-  // `currency` and `per` come with the catalogue that carries them (PRODUCT §7); null until then.
-  const units = reference as Partial<{ currency: string; per: string }>;
+  // In toman (PRODUCT §7) the label and currency say so; the candles come divided already.
+  const toman = head.toman === true && reference.currency === RIAL_CURRENCY;
   const meta =
-    `,"key":${JSON.stringify(reference.key)},"title":${JSON.stringify(reference.title)},"unit":${JSON.stringify(reference.unit)}` +
-    `,"currency":${JSON.stringify(units.currency ?? null)},"per":${JSON.stringify(units.per ?? null)}` +
+    `,"key":${JSON.stringify(reference.key)},"title":${JSON.stringify(reference.title)},"unit":${JSON.stringify(toman ? tomanLabel(reference.unit) : reference.unit)}` +
+    `,"currency":${JSON.stringify(toman ? TOMAN_CURRENCY : reference.currency)},"per":${JSON.stringify(reference.per)}` +
     `,"interval":"${head.interval}","from":"${time.format(head.from)}","to":"${time.format(head.to)}","count":${candles.count},"candles":[`;
   return { body: `${HEAD}${generatedAt}"${meta}${candles.json}]}`, etag: etagOf('h', combineHash(fnv1a(meta), candles.hash)) };
 }

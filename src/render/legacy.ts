@@ -1,5 +1,7 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { combineHash, etagOf } from '../domain/hash.js';
+import { DEFAULT_RATE_UNIT, type RateUnit } from '../domain/units.js';
+import { preparedIn } from '../live/prepare.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { StampedBody, type Rendered } from './detail.js';
 import { SnapshotCache } from './snapshot-cache.js';
@@ -8,7 +10,7 @@ const EVERYTHING = Symbol('every reference');
 
 /**
  * The legacy per-user feed: the account's whole allowance, flat, keyed by
- * reference key. The joined entries are cached per snapshot and allowance,
+ * reference key. The joined entries are cached per snapshot, allowance and unit,
  * so a board polling every few seconds costs one concatenation per new snapshot.
  */
 export class LegacyRenderer {
@@ -17,20 +19,21 @@ export class LegacyRenderer {
 
   constructor(private readonly catalogue: Catalogue) {}
 
-  render(snapshot: Snapshot, allowance: ReadonlySet<string> | null, generatedAt: string, now: number): Rendered {
-    const { body, hash } = this.entries(snapshot, allowance);
+  render(snapshot: Snapshot, allowance: ReadonlySet<string> | null, generatedAt: string, now: number, unit: RateUnit = DEFAULT_RATE_UNIT): Rendered {
+    const { body, hash } = this.entries(snapshot, allowance, unit);
     // server_time moves with generated_at (both to the second), so it belongs in the head.
-    return { body: body.at(generatedAt, `","server_time":${Math.floor(now / 1000)}`), etag: etagOf('w', hash) };
+    return { body: body.at(generatedAt, `","server_time":${Math.floor(now / 1000)}`), etag: etagOf(unit === 'toman' ? 'wt' : 'w', hash), stamped: body };
   }
 
-  private entries(snapshot: Snapshot, allowance: ReadonlySet<string> | null) {
-    return this.cache.get(snapshot, allowance ?? EVERYTHING, '', () => {
+  private entries(snapshot: Snapshot, allowance: ReadonlySet<string> | null, unit: RateUnit) {
+    return this.cache.get(snapshot, allowance ?? EVERYTHING, unit, () => {
       const keys = allowance ?? this.catalogue.references.map((reference) => reference.key);
       let inner = '';
       let hash = 0x811c9dc5;
       for (const key of keys) {
-        const prepared = snapshot.rates.get(key);
-        if (!prepared) continue;
+        const found = snapshot.rates.get(key);
+        if (!found) continue;
+        const prepared = preparedIn(found, unit);
         inner += `,${JSON.stringify(key)}:${prepared.legacy}`;
         hash = combineHash(hash, prepared.hash);
       }

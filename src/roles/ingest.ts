@@ -5,6 +5,7 @@ import type { AppConfig } from '../config.js';
 import { DemoFeeder } from '../demo/feeder.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { HistoryRecorder } from '../history/recorder.js';
+import type { Screening } from '../domain/screening.js';
 import { RatesEngine } from '../live/engine.js';
 import type { DaySeed } from '../live/market-day.js';
 import type { Snapshot } from '../live/snapshot.js';
@@ -26,6 +27,8 @@ export interface IngestOptions {
   config: AppConfig;
   catalogue: Catalogue;
   sourcePriority: Record<string, string[]>;
+  /** Screening rules by canonical reference key (config `screening`); the defaults for the rest. */
+  screening?: Record<string, Screening>;
   time: ZoneTime;
   logger: Logger;
   lease: LeaderLease;
@@ -112,11 +115,11 @@ export class IngestRole {
   }
 
   private async begin(): Promise<void> {
-    const { config, catalogue, sourcePriority, time, logger, bus } = this.options;
+    const { config, catalogue, sourcePriority, screening, time, logger, bus } = this.options;
     const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue) : null;
     feeder?.start();
     const monitor = new SourceMonitor(config.sources, time.clock, { logger });
-    const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
+    const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening);
     const recorder = this.options.openRecorder?.() ?? null;
     // Serve the same last known values as the leader before: its memory travels with every snapshot.
     const latest = bus.latest();
@@ -178,7 +181,7 @@ export class IngestRole {
 
 /** What of a source's health changes other than by the clock alone (ages are recomputed by every reader). */
 function healthSignature(health: readonly SourceHealth[]): string {
-  return JSON.stringify(health.map((s) => [s.name, s.state, s.error, s.last_update, s.dropped, s.out_of_range]));
+  return JSON.stringify(health.map((s) => [s.name, s.state, s.error, s.last_update, s.dropped, s.out_of_range, s.outliers, s.held, s.outliers_total]));
 }
 
 /**

@@ -70,7 +70,7 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
     time,
     catalogue,
     catalogueRenderer: new CatalogueRenderer(catalogue),
-    detailRenderer: new DetailRenderer(catalogue),
+    detailRenderer: new DetailRenderer(catalogue, time),
     legacyRenderer: new LegacyRenderer(catalogue),
     snapshots: feed.snapshots,
     sourceHealth,

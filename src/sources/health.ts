@@ -16,6 +16,19 @@ export interface SourceHealth {
   dropped: number;
   /** Values of the kept data outside their reference's sanity band: never served. */
   out_of_range: number;
+  /** Fresh values rejected as outliers against the other sources in the latest build: never served. */
+  outliers: number;
+  /** Fresh values held as an unconfirmed jump in the latest build. */
+  held: number;
+  /** Values rejected as outliers since start, each counted once. */
+  outliers_total: number;
+}
+
+/** What screening did to one source's values in one build; `newOutliers` were not outliers in the build before. */
+export interface ScreenCount {
+  outliers: number;
+  held: number;
+  newOutliers: number;
 }
 
 /** What the monitor knows of one source at a moment. */
@@ -30,6 +43,9 @@ export interface HealthFacts {
   dropped: number;
   /** The kept data's values for catalogue references, inside and outside their bands; null until counted. */
   bands: BandCount | null;
+  outliers: number;
+  held: number;
+  outliersTotal: number;
 }
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
@@ -63,8 +79,22 @@ export function assessHealth(facts: HealthFacts, now: number): SourceHealth {
   // A failed read already says what it dropped; a kept document's losses are noted beside its state.
   if (facts.readError === null && facts.dropped > 0) notes.push(`${plural(facts.dropped, 'value')} dropped`);
   if (outOfRange > 0 && !rangeIsReason) notes.push(`${plural(outOfRange, 'value')} out of range`);
+  if (facts.outliers > 0) notes.push(`${plural(facts.outliers, 'value')} rejected as outlier${facts.outliers === 1 ? '' : 's'}`);
+  if (facts.held > 0) notes.push(`${plural(facts.held, 'jump')} held for confirmation`);
   const error = [reason, ...notes].filter((part) => part !== null).join('; ') || null;
-  return { name: facts.name, state, last_update: facts.dataTime, age_seconds: age, error, last_check: facts.lastCheck, dropped: facts.dropped, out_of_range: outOfRange };
+  return {
+    name: facts.name,
+    state,
+    last_update: facts.dataTime,
+    age_seconds: age,
+    error,
+    last_check: facts.lastCheck,
+    dropped: facts.dropped,
+    out_of_range: outOfRange,
+    outliers: facts.outliers,
+    held: facts.held,
+    outliers_total: facts.outliersTotal,
+  };
 }
 
 /**

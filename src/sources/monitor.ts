@@ -3,12 +3,12 @@ import type { SourceValue } from '../domain/rate.js';
 import type { BandCount, SourceView } from '../domain/resolve.js';
 import type { Logger } from '../log.js';
 import { FileSourceReader } from './file.js';
-import { assessHealth, type SourceHealth, type SourceState } from './health.js';
+import { assessHealth, type ScreenCount, type SourceHealth, type SourceState } from './health.js';
 import { HttpSourceReader, nextDelayMs } from './http.js';
 import { NoUsableValuesError, type SourceData } from './parse.js';
 import { describeReadError, type SourceReader } from './reader.js';
 
-export type { SourceHealth, SourceState } from './health.js';
+export type { ScreenCount, SourceHealth, SourceState } from './health.js';
 
 export interface SourceConfig {
   name: string;
@@ -45,6 +45,10 @@ class MonitoredSource {
   /** Items dropped from the latest document parsed, good or refused. */
   dropped = 0;
   bands: BandCount | null = null;
+  /** Fresh values screening rejected in the latest build (outliers, held jumps). */
+  screened: ScreenCount | null = null;
+  /** Values rejected as outliers since start, each counted when it is first rejected. */
+  outliersTotal = 0;
   /** The state last logged; null before the first look. */
   loggedState: SourceState | null = null;
   private reading: Promise<void> | null = null;
@@ -165,6 +169,9 @@ class MonitoredSource {
         lastCheck: this.lastCheck,
         dropped: this.dropped,
         bands: this.bands,
+        outliers: this.screened?.outliers ?? 0,
+        held: this.screened?.held ?? 0,
+        outliersTotal: this.outliersTotal,
       },
       now,
     );
@@ -236,6 +243,15 @@ export class SourceMonitor {
   recordBands(counts: ReadonlyMap<string, BandCount>): void {
     for (const source of this.sources) source.bands = counts.get(source.config.name) ?? null;
     this.checkStates();
+  }
+
+  /** What screening rejected of each source's values in the latest build (the resolver's side knows, as for bands). */
+  recordScreening(counts: ReadonlyMap<string, ScreenCount>): void {
+    for (const source of this.sources) {
+      const count = counts.get(source.config.name) ?? null;
+      source.screened = count;
+      source.outliersTotal += count?.newOutliers ?? 0;
+    }
   }
 
   private checkStates(now = this.clock.now()): void {

@@ -1,4 +1,6 @@
 import type { ZoneTime } from '../domain/time.js';
+import type { RateUnit } from '../domain/units.js';
+import { preparedIn } from '../live/prepare.js';
 import type { SnapshotHistory } from '../live/history.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { eventFrame, PING_FRAME, ratesData } from './frames.js';
@@ -27,6 +29,8 @@ export interface Selection {
    * for explicit ones.
    */
   tag: object | string;
+  /** `?unit=`: rial prices as given, or in toman (PRODUCT §7). */
+  unit: RateUnit;
 }
 
 export interface StreamCounts {
@@ -38,7 +42,7 @@ export interface StreamCounts {
 }
 
 /**
- * Streams with the same tier and references. Each event is built once per
+ * Streams with the same tier, unit and references. Each event is built once per
  * snapshot for the whole group and written to every member as the same bytes;
  * a group lives only while it has members, so the number of cached key lists
  * is bounded by the open streams.
@@ -64,7 +68,7 @@ class Group {
       const rates: string[] = [];
       for (const key of this.selection.keys) {
         const prepared = this.sent.rates.get(key);
-        if (prepared) rates.push(prepared.json);
+        if (prepared) rates.push(preparedIn(prepared, this.selection.unit).json);
       }
       this.snapshotFrame = { version: this.sent.version, frame: eventFrame('snapshot', this.sent.version, ratesData(generatedAt, rates)) };
     }
@@ -78,7 +82,8 @@ class Group {
     const changed: string[] = [];
     for (const key of this.selection.keys) {
       const now = next.rates.get(key);
-      if (now && previous.rates.get(key)?.json !== now.json) changed.push(now.json);
+      // The toman form follows from the rial one: comparing the rial bytes is enough.
+      if (now && previous.rates.get(key)?.json !== now.json) changed.push(preparedIn(now, this.selection.unit).json);
     }
     return changed.length === 0 ? null : eventFrame('rates', next.version, ratesData(generatedAt, changed));
   }
@@ -167,7 +172,7 @@ export class StreamHub {
   }
 
   private groupFor(selection: Selection, now: number): Group {
-    const id = `${selection.intervalSeconds}|${this.tagOf(selection.tag)}`;
+    const id = `${selection.intervalSeconds}|${selection.unit}|${this.tagOf(selection.tag)}`;
     const current = this.history.forInterval(selection.intervalSeconds, now);
     let group = this.groups.get(id);
     if (!group) {

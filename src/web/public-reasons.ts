@@ -19,6 +19,8 @@ const RULES: Rule[] = [
   [/^no usable values \((\d+) out of range\)$/, (m) => ({ fa: `بدون مقدار قابل استفاده (${persianDigits(m[1]!)} مقدار خارج از محدوده مجاز)`, en: `no usable values (${m[1]} out of range)` })],
   [/^(\d+) values? dropped$/, (m) => ({ fa: `${persianDigits(m[1]!)} مقدار نامعتبر کنار گذاشته شد`, en: `${m[1]} ${m[1] === '1' ? 'value' : 'values'} dropped` })],
   [/^(\d+) values? out of range$/, (m) => ({ fa: `${persianDigits(m[1]!)} مقدار خارج از محدوده مجاز`, en: `${m[1]} ${m[1] === '1' ? 'value' : 'values'} out of range` })],
+  [/^(\d+) values? rejected as outliers?$/, (m) => ({ fa: `${persianDigits(m[1]!)} مقدار ناهمخوان با منابع دیگر کنار گذاشته شد`, en: `${m[1]} ${m[1] === '1' ? 'value' : 'values'} rejected as ${m[1] === '1' ? 'outlier' : 'outliers'}` })],
+  [/^(\d+) jumps? held for confirmation$/, (m) => ({ fa: `${persianDigits(m[1]!)} جهش قیمت در انتظار تأیید`, en: `${m[1]} ${m[1] === '1' ? 'jump' : 'jumps'} held for confirmation` })],
   [/^data older than (\d+) s$/, (m) => ({ fa: `داده قدیمی‌تر از ${persianDigits(m[1]!)} ثانیه`, en: `data older than ${m[1]} s` })],
   [/^file not found$/, () => ({ fa: 'فایل پیدا نشد', en: 'file not found' })],
   [/^request timed out$/, () => ({ fa: 'مهلت درخواست تمام شد', en: 'request timed out' })],

@@ -72,11 +72,16 @@ function pickReferences(): Ref[] {
   });
 }
 
-/** A realistic value, distinct per source and per generation, so a response tells who supplied it. */
+/**
+ * A realistic value, distinct per source and per generation, so a response
+ * tells who supplied it. Sources and generations differ by fractions of a
+ * percent, as real quotes do: screening rejects a value far from the other
+ * sources' median (a generation ahead must not look like an outlier).
+ */
 function valueFor(ref: Ref, source: SourceName, generation: number): number {
   const s = SOURCES.indexOf(source) + 1;
-  if (ref.level >= 1000) return Math.round(ref.level) + generation * 1000 + s * 10;
-  return Number((ref.level + generation + s * 0.11).toFixed(2));
+  if (ref.level >= 1000) return Math.round(ref.level * (1 + generation / 1000)) + s * 10;
+  return Number((ref.level * (1 + generation * 0.002 + s * 0.0003)).toPrecision(8));
 }
 
 function itemsFor(refs: Ref[], source: SourceName, generation: number): Record<string, number> {

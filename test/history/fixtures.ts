@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { fnv1a } from '../../src/domain/hash.js';
-import { NO_DAY_FIELDS, serialiseLegacyEntry, serialiseRate, type Rate } from '../../src/domain/rate.js';
+import { NO_DAY_FIELDS, type Rate } from '../../src/domain/rate.js';
 import type { ZoneTime } from '../../src/domain/time.js';
+import { prepareRate } from '../../src/live/prepare.js';
 import type { PreparedRate, Snapshot } from '../../src/live/snapshot.js';
 import type { StoreOptions } from '../../src/store/db.js';
 import { Store } from '../../src/store/store.js';
@@ -32,9 +32,8 @@ export type Served = [value: string, source: string, updatedAt: number];
 export function snapshotOf(version: number, builtAt: number, served: Record<string, Served>, time: ZoneTime): Snapshot {
   const rates = new Map<string, PreparedRate>();
   for (const [key, [value, source, updatedAt]] of Object.entries(served)) {
-    const rate: Rate = { key, title: key, unit: 'ریال', source_key: key, value, updated_at: updatedAt, status: 'ok', source, ...NO_DAY_FIELDS };
-    const json = serialiseRate(rate, (ms) => time.format(ms));
-    rates.set(key, { rate, json, legacy: serialiseLegacyEntry(rate, time), hash: fnv1a(json) });
+    const rate: Rate = { key, title: key, unit: 'ریال', currency: 'IRR', per: 'unit', source_key: key, value, updated_at: updatedAt, status: 'ok', source, ...NO_DAY_FIELDS };
+    rates.set(key, prepareRate(rate, time));
   }
   return { version, builtAt, rates, lastUpdate: builtAt, counts: { ok: rates.size, stale: 0, unavailable: 0 } };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { startHarness, type Harness } from '../support/harness.js';
 
 /** Headers that legitimately differ between two answers to the same request. */
@@ -24,6 +25,20 @@ function send(base: string, path: string, headers: Record<string, string> = {}, 
     });
     outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer to ${path} within 5 s`)));
     outgoing.on('error', reject).end();
+  });
+}
+
+/** One GET over real HTTP, the body as the bytes sent (a compressed body stays compressed). */
+function sendForBytes(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    request({ host: hostname, port, path, headers, timeout: 5000 }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -107,13 +122,48 @@ describe('detail: raw path and Fastify route agree', () => {
       const raw = await send(base, testCase.path, headers);
       const injected = await harness.app.inject({ url: testCase.path, headers });
       assertSameAnswer(raw, { status: injected.statusCode, headers: injected.headers, body: injected.body });
-      // Over HTTP the route answers HEAD, an empty query string and percent-encoding (none of which the raw path takes) the same way.
+      // Over HTTP the route answers HEAD and percent-encoding (which the raw path leaves to it) the same way; an empty query string changes nothing.
       assertSameAnswer(raw, await send(base, testCase.path, headers, 'HEAD'), { secondHasNoBody: true });
       assertSameAnswer(raw, await send(base, testCase.path + '?', headers));
       assertSameAnswer(raw, await send(base, percentEncodeFirstKeyCharacter(testCase.path), headers));
       if (headers['x-request-id']) assert.equal(raw.headers['x-request-id'], headers['x-request-id']);
     });
   }
+
+  it('query strings (unit, expand, bad values) come out the same both ways', async () => {
+    const headers = { 'x-api-key': keys.enterprise! };
+    const paths = [
+      '/v1/rates/usd_free,coin_emami,gold_ounce?unit=toman',
+      '/v1/rates/usd_free,gold_ounce?expand=sources',
+      '/v1/rates/usd_free?unit=toman&expand=sources',
+      '/v1/rates/usd_free?unit=%74oman',
+      '/v1/rates/usd_free?unit=usd',
+      '/v1/rates/usd_free?foo=1',
+    ];
+    for (const path of paths) {
+      const raw = await send(base, path, headers);
+      const injected = await harness.app.inject({ url: path, headers });
+      assertSameAnswer(raw, { status: injected.statusCode, headers: injected.headers, body: injected.body });
+      assertSameAnswer(raw, await send(base, percentEncodeFirstKeyCharacter(path), headers));
+    }
+  });
+
+  it('the catalogue comes out the same both ways, with any query and any key', async () => {
+    const queries = ['', '?', '?category=coin', `?q=${encodeURIComponent('سكه')}`, '?in_plan=true', '?in_plan=false&category=currency', '?category=nope', '?q=', '?in_plan=yes', '?foo=1', '?q=a&q=b'];
+    for (const key of [keys.enterprise!, keys.basic!, keys.suspended!, 'nrk_' + 'Q'.repeat(32)]) {
+      for (const query of queries) {
+        const path = `/v1/rates${query}`;
+        const headers = { 'x-api-key': key, 'accept-encoding': 'gzip', origin: 'https://board.example' };
+        const raw = await sendForBytes(base, path, headers);
+        const injected = await harness.app.inject({ url: path, headers });
+        const text = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunzipSync(body) : body).toString();
+        assertSameAnswer(
+          { status: raw.status, headers: raw.headers, body: text(raw.body, raw.headers['content-encoding']) },
+          { status: injected.statusCode, headers: injected.headers, body: text(injected.rawPayload, injected.headers['content-encoding']) },
+        );
+      }
+    }
+  });
 
   it('a cached answer still carries the time it was served', async () => {
     const headers = { 'x-api-key': keys.enterprise! };

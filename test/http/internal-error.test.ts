@@ -5,6 +5,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { CatalogueRenderer } from '../../src/render/catalogue.js';
 import { DetailRenderer } from '../../src/render/detail.js';
+import { LegacyRenderer } from '../../src/render/legacy.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 /** What a bug would put in an exception: a path, a query, a secret. None of it may reach a client. */
@@ -97,9 +98,16 @@ describe('an unexpected exception is a 500 INTERNAL_ERROR that reveals nothing',
     assert.equal(head.headers['cache-control'], 'no-store');
   });
 
-  it('on a route answered through Fastify’s error handler (catalogue)', async () => {
-    breakMethod(CatalogueRenderer.prototype, 'render');
-    const answer = await send(base, '/v1/rates', key);
+  it('on the raw catalogue path', async () => {
+    breakMethod(CatalogueRenderer.prototype, 'prepare');
+    const answer = await send(base, '/v1/rates?category=coin', key);
+    assertRevealsNothing(answer);
+    assertLogged(answer.headers['x-request-id']);
+  });
+
+  it('on a route answered through Fastify’s error handler (legacy feed)', async () => {
+    breakMethod(LegacyRenderer.prototype, 'render');
+    const answer = await send(base, '/webservice/unlucky-board', key);
     assertRevealsNothing(answer);
     assertLogged(answer.headers['x-request-id']);
   });
@@ -107,5 +115,6 @@ describe('an unexpected exception is a 500 INTERNAL_ERROR that reveals nothing',
   it('the process keeps serving afterwards', async () => {
     assert.equal((await send(base, '/v1/rates/usd_free', key)).status, 200);
     assert.equal((await send(base, '/v1/rates', key)).status, 200);
+    assert.equal((await send(base, '/webservice/unlucky-board', key)).status, 200);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
+import { PER_UNITS } from '../../src/domain/reference.js';
 import { CatalogueResponse, DetailResponse, ErrorSchema, SHARED_SCHEMAS, StatusResponse, UsageResponse } from '../../src/http/schemas.js';
 import { DIALECTS, json, SAMPLE, startHarness, type Harness } from '../support/harness.js';
 import { eventually, writeRaw, writeSource } from '../support/env.js';
@@ -183,7 +184,7 @@ for (const dialect of DIALECTS) {
         assert.equal(typeof body.server_time, 'number');
         assert.deepEqual(Object.keys(body).filter((k) => typeof body[k] === 'object'), ['usd_free', 'coin_emami']);
         const usd = body.usd_free as Record<string, unknown>;
-        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'updated_at', 'date_jalali', 'change', 'change_percent', 'status', 'stale_seconds']);
+        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'currency', 'per', 'updated_at', 'date_jalali', 'change', 'change_percent', 'status', 'stale_seconds']);
         assert.equal(usd.status, 'ok');
         assert.equal(usd.stale_seconds, null);
         assert.match(String(usd.date_jalali), /^14\d\d\/\d\d\/\d\d$/);
@@ -296,6 +297,8 @@ for (const dialect of DIALECTS) {
         const keyed: [string, string][] = [
           ['/v1/rates', own],
           ['/v1/rates/usd_free', own],
+          ['/v1/rates/usd_free/history', own],
+          ['/v1/stream', own],
           ['/v1/status', own],
           ['/v1/usage', own],
           ['/webservice/query-feed', pro],
@@ -314,7 +317,19 @@ for (const dialect of DIALECTS) {
           assert.equal(response.statusCode, 400, path);
           assert.equal(json(response).message, 'Unknown query parameter "foo"; this endpoint takes none.', path);
         }
-        assert.match(String(json(await get('/v1/rates?foo=1')).message), /takes category, q\.$/);
+        assert.match(String(json(await get('/v1/rates?foo=1')).message), /takes category, q, in_plan\.$/);
+        assert.match(String(json(await get('/v1/rates/usd_free?foo=1')).message), /takes unit, expand, at\.$/);
+        assert.match(String(json(await get('/v1/rates/usd_free?at=2026-11-01&foo=1')).message), /takes at, unit\.$/);
+        assert.match(String(json(await get('/v1/rates/usd_free/history?foo=1')).message), /takes interval, from, to, unit\.$/);
+        assert.match(String(json(await get('/v1/stream?foo=1')).message), /takes keys, api_key, unit\.$/);
+        // Enum errors list the allowed values, wherever `unit` is taken.
+        for (const path of ['/v1/rates/usd_free', '/v1/rates/usd_free/history', '/v1/stream', '/webservice/acme', '/v1/rates/usd_free?at=2026-11-01&x=']) {
+          const url = path.includes('?') ? path.replace('&x=', '&unit=dinar') : `${path}?unit=dinar`;
+          const response = await get(url);
+          assert.equal(response.statusCode, 400, url);
+          assert.equal(json(response).message, 'Query parameter "unit" must be one of: rial, toman.', url);
+        }
+        assert.match(String(json(await get('/webservice/acme?foo=1')).message), /takes unit\.$/);
         assert.match(String(json(await get('/v1/usage?foo=1')).message), /takes days\.$/);
         // An empty query string is no parameter at all.
         assert.equal((await get('/v1/rates/usd_free?')).statusCode, 200);
@@ -335,6 +350,25 @@ for (const dialect of DIALECTS) {
         const openapi = json(await harness.app.inject('/openapi.json'));
         assert.equal(openapi.openapi, '3.1.0');
         assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/webservice/{username}']);
+        // Fixed vocabularies are plain enums in the document, not unions of constants.
+        const schemas = (openapi.components as { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> }).schemas;
+        assert.deepEqual(schemas.Rate!.properties.per!.enum, [...PER_UNITS]);
+        assert.deepEqual(schemas.Reference!.properties.per!.enum, [...PER_UNITS]);
+        // One currency vocabulary, shared by reference: ISO 4217 and IRT (toman).
+        const currencies = (schemas.Currency as unknown as { enum: string[] }).enum;
+        for (const code of ['IRR', 'IRT', 'USD', 'EUR', 'XXX', 'XAU']) assert.ok(currencies.includes(code), code);
+        for (const schema of ['Rate', 'Reference', 'LegacyEntry', 'HistoryResponse']) {
+          assert.deepEqual(schemas[schema]!.properties.currency, { $ref: '#/components/schemas/Currency' }, schema);
+        }
+        const detail = (openapi.paths as Record<string, { get: { parameters: { name: string; in: string; schema: { enum?: string[] } }[] } }>)['/v1/rates/{keys}']!.get;
+        assert.deepEqual(
+          detail.parameters.filter((p) => p.in === 'query').map((p) => [p.name, p.schema.enum]),
+          [
+            ['unit', ['rial', 'toman']],
+            ['expand', ['sources']],
+            ['at', undefined],
+          ],
+        );
         const docs = await harness.app.inject('/docs/');
         assert.equal(docs.statusCode, 200);
         assert.doesNotMatch(docs.body, /cdn\.|unpkg|jsdelivr/);

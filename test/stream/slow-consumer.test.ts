@@ -20,14 +20,14 @@ const PAD = 'x'.repeat(64 * 1024);
 
 function snapshot(version: number): Snapshot {
   const rate = { key: 'usd_free', value: version } as unknown as PreparedRate['rate'];
-  const prepared: PreparedRate = { rate, json: JSON.stringify({ key: 'usd_free', value: version, pad: PAD }), legacy: '', hash: version };
+  const prepared: PreparedRate = { rate, json: JSON.stringify({ key: 'usd_free', value: version, pad: PAD }), legacy: '', hash: version, toman: () => prepared };
   return { version, builtAt: clock.now(), rates: new Map([['usd_free', prepared]]), lastUpdate: null, counts: { ok: 1, stale: 0, unavailable: 0 } };
 }
 
 async function run(options: Partial<StreamOptions>) {
   const history = new SnapshotHistory(snapshot(1), 60);
   const hub = new StreamHub(history, time, { tickMs: 20, ...options });
-  const server: Server = createServer((socket) => (socket.on('error', () => {}), hub.open(socket, { intervalSeconds: 0, keys: ['usd_free'], tag: 'usd_free' }, () => {})));
+  const server: Server = createServer((socket) => (socket.on('error', () => {}), hub.open(socket, { intervalSeconds: 0, keys: ['usd_free'], tag: 'usd_free', unit: 'rial' }, () => {})));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const stalled: Socket = connect(port, '127.0.0.1');

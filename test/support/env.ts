@@ -48,6 +48,7 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     sourcePriority: {},
     cataloguePath: BUNDLED_CATALOGUE,
     plans: {},
+    screening: {},
     timezone: 'Asia/Tehran',
     history: { minuteDays: 90 },
     ...overrides,

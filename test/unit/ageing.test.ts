@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NO_DAY_FIELDS, type SourceValue } from '../../src/domain/rate.js';
 import type { Reference } from '../../src/domain/reference.js';
-import { resolveRate, type SourceView } from '../../src/domain/resolve.js';
+import { resolveReference, type SourceView } from '../../src/domain/resolve.js';
+import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { ageSnapshot, sameRates } from '../../src/live/ageing.js';
 import { prepareRate } from '../../src/live/prepare.js';
@@ -30,7 +31,7 @@ function build(now: number): Snapshot {
   const rates = new Map<string, PreparedRate>();
   const counts = { ok: 0, stale: 0, unavailable: 0 };
   for (const ref of REFERENCES) {
-    const rate = resolveRate(ref, [view], now, undefined);
+    const rate = resolveReference(ref, [view], now, undefined, DEFAULT_SCREENING).rate;
     counts[rate.status]++;
     rates.set(ref.key, prepareRate({ ...rate, ...NO_DAY_FIELDS }, time));
   }
@@ -71,7 +72,7 @@ describe('ageing a snapshot no leader refreshes', () => {
 });
 
 describe('a source health shown later', () => {
-  const facts = { name: 'alpha', maxAgeSeconds: 30, dataTime: T0 - 5 * S, readError: null, lastCheck: T0, dropped: 0, bands: null };
+  const facts = { name: 'alpha', maxAgeSeconds: 30, dataTime: T0 - 5 * S, readError: null, lastCheck: T0, dropped: 0, bands: null, outliers: 0, held: 0, outliersTotal: 0 };
 
   it('is what the monitor would say then: the age moves and old data is degraded with the monitor’s own words', () => {
     const shared = assessHealth(facts, T0);

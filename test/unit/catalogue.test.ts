@@ -302,6 +302,12 @@ describe('catalogue validation', () => {
     rejects(folder({ 'currency.json': [entry('usd', { title: '  ' })] }), 'currency.json entry 0 (usd)', '"title"');
   });
 
+  it('rejects a currency that is not an ISO 4217 code, and the toman code (rial prices are written in IRR)', () => {
+    for (const currency of ['ABC', 'irr', 'IRT', 'RIAL']) {
+      rejects(folder({ 'x.json': [entry('usd', { currency })] }), 'x.json entry 0 (usd)', `currency "${currency}"`, 'ISO 4217');
+    }
+  });
+
   it('rejects a bad category', () => {
     rejects(folder({ 'x.json': [entry('usd', { category: 'metal' })] }), 'x.json entry 0 (usd)', 'category');
   });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE, ConfigError } from '../../src/config.js';
-import { checkAgainstCatalogue } from '../../src/config-checks.js';
+import { checkAgainstCatalogue, screeningRules } from '../../src/config-checks.js';
+import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { buildPlans } from '../../src/domain/plan.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { parseExpiry } from '../../src/cli/keys.js';
@@ -22,6 +23,22 @@ describe('checkAgainstCatalogue', () => {
   it('rejects a plan naming an unknown default reference', () => {
     const plans = buildPlans(catalogue.popular, { board: { default_references: ['usd_free', 'nope'] } });
     assert.throws(() => checkAgainstCatalogue(testConfig('/tmp/unused'), plans, catalogue), /plans\.board\.default_references\[1\]/);
+  });
+});
+
+describe('screeningRules', () => {
+  it('fills each rule from the defaults, then "*", then the reference’s own entries (key or alias)', () => {
+    const config = testConfig('/tmp/unused', { screening: { '*': { outlier_mads: 4 }, usd_free: { max_jump_percent: 10 }, sekkeh: { max_jump_percent: 5, confirm_seconds: 30 } } });
+    const rules = screeningRules(config, catalogue);
+    assert.equal(Object.keys(rules).length, catalogue.size);
+    assert.deepEqual(rules.usd_free, { outlierMads: 4, outlierMinPercent: 2, maxJumpPercent: 10, confirmMs: 60_000 });
+    assert.deepEqual(rules.coin_emami, { outlierMads: 4, outlierMinPercent: 2, maxJumpPercent: 5, confirmMs: 30_000 });
+    assert.deepEqual(rules.gold_18k, { ...DEFAULT_SCREENING, outlierMads: 4 });
+    assert.deepEqual(screeningRules(testConfig('/tmp/unused'), catalogue), {});
+  });
+  it('rejects an entry for an unknown reference, naming the field', () => {
+    const config = testConfig('/tmp/unused', { screening: { usd_fre: { max_jump_percent: 10 } } });
+    assert.throws(() => screeningRules(config, catalogue), (error: Error) => error instanceof ConfigError && error.message === 'config: screening.usd_fre: unknown reference "usd_fre"');
   });
 });
 

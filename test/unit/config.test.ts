@@ -198,6 +198,18 @@ describe('loadConfig errors name the field', () => {
     rejects(load({ plans: { basic: { requests_per_minute: 0 } } }), 'plans.basic.requests_per_minute');
   });
 
+  it('a bad screening field, naming it', () => {
+    rejects(load({ screening: { usd_free: { max_jump_percent: -5 } } }), 'screening.usd_free.max_jump_percent');
+    rejects(load({ screening: { usd_free: { max_jump_percent: 'ten' } } }), 'screening.usd_free.max_jump_percent');
+    rejects(load({ screening: { usd_free: { confirm_seconds: 1.5 } } }), 'screening.usd_free.confirm_seconds');
+    rejects(load({ screening: { usd_free: { max_jump: 10 } } }), 'screening.usd_free', 'max_jump');
+  });
+
+  it('reads screening as given', () => {
+    const screening = { '*': { outlier_mads: 4 }, usd_free: { max_jump_percent: 10, confirm_seconds: 60 } };
+    assert.deepEqual(loadConfig({}, workdir({ screening })).screening, screening);
+  });
+
   it('invalid JSON, naming the file', () => {
     rejects(load('{"sources": ['), 'nerkh.config.json', 'invalid JSON');
   });

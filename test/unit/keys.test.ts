@@ -3,10 +3,10 @@ import { before, describe, it } from 'node:test';
 import type { Catalogue } from '../../src/catalogue/catalogue.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
-import { fnv1a } from '../../src/domain/hash.js';
-import { NO_DAY_FIELDS, serialiseLegacyEntry, serialiseRate, type Rate } from '../../src/domain/rate.js';
+import { NO_DAY_FIELDS, type Rate } from '../../src/domain/rate.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { ApiError, type ErrorCode } from '../../src/domain/errors.js';
+import { prepareRate } from '../../src/live/prepare.js';
 import type { PreparedRate, Snapshot } from '../../src/live/snapshot.js';
 import { renderDetail } from '../../src/render/detail.js';
 import { MAX_KEYS, parseKeyList } from '../../src/render/keys.js';
@@ -72,10 +72,7 @@ describe('renderDetail', () => {
   let catalogue: Catalogue;
   let snapshot: Snapshot;
 
-  function prepare(rate: Rate): PreparedRate {
-    const json = serialiseRate(rate, (ms) => time.format(ms));
-    return { rate, json, legacy: serialiseLegacyEntry(rate, time), hash: fnv1a(json) };
-  }
+  const prepare = (rate: Rate): PreparedRate => prepareRate(rate, time);
 
   /** A snapshot with every reference ok at a value derived from its index, with some overrides. */
   function buildSnapshot(version: number, overrides: Record<string, string> = {}): Snapshot {
@@ -85,6 +82,8 @@ describe('renderDetail', () => {
         key: reference.key,
         title: reference.title,
         unit: reference.unit,
+        currency: reference.currency,
+        per: reference.per,
         source_key: reference.source_key,
         value: overrides[reference.key] ?? String(1000 + i),
         updated_at: NOW,

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NO_DAY_FIELDS, serialiseLegacyEntry, serialiseRate, type Rate, type SourceValue } from '../../src/domain/rate.js';
+import { NO_DAY_FIELDS, serialiseLegacyEntry, serialiseRate, type Rate, type ResolvedRate, type SourceValue } from '../../src/domain/rate.js';
 import type { Reference } from '../../src/domain/reference.js';
-import { countBands, inBand, isFresh, resolveRate, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { countBands, inBand, isFresh, resolveReference, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { ZoneTime } from '../../src/domain/time.js';
+
+/** Resolution with the default screening and no hold: failover and bands alone. */
+const resolveRate = (reference: Reference, sources: SourceView[], now: number, lastKnown: KnownValue | undefined): ResolvedRate =>
+  resolveReference(reference, sources, now, lastKnown, DEFAULT_SCREENING).rate;
 
 const NOW = Date.parse('2026-11-21T10:33:07Z');
 const MINUTE = 60_000;
@@ -47,6 +52,8 @@ describe('resolveRate', () => {
       key: 'usd_free',
       title: 'دلار آزاد',
       unit: 'ریال',
+      currency: 'IRR',
+      per: 'unit',
       source_key: 'ir_fx_free_usd',
       value: '1001',
       updated_at: NOW - MINUTE,
@@ -218,20 +225,24 @@ describe('sanity bands', () => {
 
 describe('serialiseRate', () => {
   const time = new ZoneTime('Asia/Tehran');
-  const format = (ms: number) => time.format(ms);
-  const base = { key: 'usd_free', title: 'دلار "آزاد"', unit: 'ریال', source_key: 'ir_fx_free_usd', ...NO_DAY_FIELDS };
+  const format = time;
+  const base = { key: 'usd_free', title: 'دلار "آزاد"', unit: 'ریال/دلار', currency: 'IRR', per: 'unit' as const, source_key: 'ir_fx_free_usd', ...NO_DAY_FIELDS };
   const DAY_KEYS = ['day_open', 'day_high', 'day_low', 'prev_close', 'change', 'change_percent'];
   const NULL_DAY = ',"day_open":null,"day_high":null,"day_low":null,"prev_close":null,"change":null,"change_percent":null';
+  const FIELDS = ['key', 'title', 'value', 'unit', 'currency', 'per', 'source_key', 'updated_at', 'updated_at_jalali', 'status', 'source'];
 
-  it('writes the fields in order with the raw number and a zoned time', () => {
+  it('writes the fields in order with the raw number, a zoned time and its Jalali date and time', () => {
     const rate: Rate = { ...base, value: '300.50', updated_at: NOW, status: 'ok', source: 'alpha' };
     const json = serialiseRate(rate, format);
     assert.equal(
       json,
-      '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال","source_key":"ir_fx_free_usd","updated_at":"2026-11-21T14:03:07+03:30","status":"ok","source":"alpha"' + NULL_DAY + '}',
+      '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","source_key":"ir_fx_free_usd",' +
+        '"updated_at":"2026-11-21T14:03:07+03:30","updated_at_jalali":"1405/08/30 14:03:07","status":"ok","source":"alpha"' +
+        NULL_DAY +
+        '}',
     );
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source', ...DAY_KEYS]);
+    assert.deepEqual(Object.keys(parsed), [...FIELDS, ...DAY_KEYS]);
     assert.equal(parsed.title, 'دلار "آزاد"');
   });
 
@@ -244,7 +255,7 @@ describe('serialiseRate', () => {
   it('adds stale_seconds before the day fields, only for a stale rate', () => {
     const json = serialiseRate({ ...base, value: '1', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 42 }, format);
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), ['key', 'title', 'value', 'unit', 'source_key', 'updated_at', 'status', 'source', 'stale_seconds', ...DAY_KEYS]);
+    assert.deepEqual(Object.keys(parsed), [...FIELDS, 'stale_seconds', ...DAY_KEYS]);
     assert.equal(parsed.stale_seconds, 42);
     assert.equal(parsed.status, 'stale');
   });
@@ -260,6 +271,7 @@ describe('serialiseRate', () => {
     const parsed = JSON.parse(json) as Record<string, unknown>;
     assert.equal(parsed.value, null);
     assert.equal(parsed.updated_at, null);
+    assert.equal(parsed.updated_at_jalali, null);
     assert.equal(parsed.source, null);
     assert.equal(parsed.status, 'unavailable');
     assert.equal('stale_seconds' in parsed, false);
@@ -269,27 +281,43 @@ describe('serialiseRate', () => {
 describe('serialiseLegacyEntry', () => {
   const time = new ZoneTime('Asia/Tehran');
 
-  it('writes title, raw value, unit, zoned time and Jalali date', () => {
-    const rate: Rate = { key: 'usd_free', title: 'دلار', unit: 'ریال', source_key: 's', value: '300.50', updated_at: NOW, status: 'ok', source: 'a', ...NO_DAY_FIELDS, change: '0.50', change_percent: '0.17' };
+  it('writes title, raw value, unit, currency, per, zoned time and Jalali date', () => {
+    const rate: Rate = {
+      key: 'usd_free',
+      title: 'دلار',
+      unit: 'ریال/دلار',
+      currency: 'IRR',
+      per: 'unit',
+      source_key: 's',
+      value: '300.50',
+      updated_at: NOW,
+      status: 'ok',
+      source: 'a',
+      ...NO_DAY_FIELDS,
+      change: '0.50',
+      change_percent: '0.17',
+    };
     assert.equal(
       serialiseLegacyEntry(rate, time),
-      '{"title":"دلار","value":300.50,"unit":"ریال","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30","change":0.50,"change_percent":0.17,"status":"ok","stale_seconds":null}',
+      '{"title":"دلار","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30","change":0.50,"change_percent":0.17,"status":"ok","stale_seconds":null}',
     );
   });
 
   it('says how stale a stale value is', () => {
-    const rate: Rate = { key: 'k', title: 't', unit: 'u', source_key: 's', value: '7', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 95, ...NO_DAY_FIELDS };
+    const rate: Rate = { key: 'k', title: 't', unit: 'u', currency: 'USD', per: 'ounce', source_key: 's', value: '7', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 95, ...NO_DAY_FIELDS };
     const parsed = JSON.parse(serialiseLegacyEntry(rate, time)) as Record<string, unknown>;
     assert.equal(parsed.status, 'stale');
     assert.equal(parsed.stale_seconds, 95);
   });
 
   it('writes nulls when unavailable', () => {
-    const rate: Rate = { key: 'k', title: 't', unit: 'u', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null, ...NO_DAY_FIELDS };
+    const rate: Rate = { key: 'k', title: 't', unit: 'u', currency: 'USD', per: 'ounce', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null, ...NO_DAY_FIELDS };
     assert.deepEqual(JSON.parse(serialiseLegacyEntry(rate, time)), {
       title: 't',
       value: null,
       unit: 'u',
+      currency: 'USD',
+      per: 'ounce',
       updated_at: null,
       date_jalali: null,
       change: null,

@@ -13,7 +13,7 @@ const NOW = Date.parse('2026-11-22T10:30:00Z');
 const time = new ZoneTime('Asia/Tehran', new ManualClock(NOW));
 
 function rate(key: string, value: string | null, day: Partial<Rate>): Rate {
-  return { key, title: key, value, unit: 'IRR', source_key: key, updated_at: value === null ? null : NOW - 1000, status: value === null ? 'unavailable' : 'ok', source: value === null ? null : 'alpha', ...NO_DAY_FIELDS, ...day };
+  return { key, title: key, value, unit: 'ریال/دلار', currency: 'IRR', per: 'unit', source_key: key, updated_at: value === null ? null : NOW - 1000, status: value === null ? 'unavailable' : 'ok', source: value === null ? null : 'alpha', ...NO_DAY_FIELDS, ...day };
 }
 
 function snapshotOf(rates: Rate[], builtAt = NOW): Snapshot {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import type { Snapshot } from '../../src/live/snapshot.js';
+import { ZoneTime } from '../../src/domain/time.js';
 import { DetailRenderer } from '../../src/render/detail.js';
 import { SnapshotCache } from '../../src/render/snapshot-cache.js';
 
@@ -49,9 +50,10 @@ describe('SnapshotCache', () => {
 describe('DetailRenderer cache', () => {
   const catalogue = loadCatalogue(BUNDLED_CATALOGUE);
   it('reuses a prepared answer for the same keys, but never one naming unknown keys', () => {
-    const renderer = new DetailRenderer(catalogue);
+    const renderer = new DetailRenderer(catalogue, new ZoneTime('Asia/Tehran'));
     const s = snapshot(1);
-    (s.rates as Map<string, unknown>).set('usd_free', { rate: {}, json: '{"key":"usd_free"}', legacy: '{}', hash: 1 });
+    const prepared = { rate: {}, json: '{"key":"usd_free"}', legacy: '{}', hash: 1, toman: () => prepared };
+    (s.rates as Map<string, unknown>).set('usd_free', prepared);
     assert.equal(renderer.prepare(s, 'usd_free', null), renderer.prepare(s, 'usd_free', null));
     assert.notEqual(renderer.prepare(s, 'usd_free,made_up', null), renderer.prepare(s, 'usd_free,made_up', null));
   });

@@ -126,7 +126,7 @@ describe('a partial document (some items dropped)', () => {
 
 describe('assessHealth', () => {
   const NOW = Date.parse('2026-11-21T10:00:00Z');
-  const facts = (over: Partial<HealthFacts>): HealthFacts => ({ name: 's', maxAgeSeconds: 60, dataTime: NOW - 10_000, readError: null, lastCheck: NOW, dropped: 0, bands: { inBand: 10, outOfBand: 0 }, ...over });
+  const facts = (over: Partial<HealthFacts>): HealthFacts => ({ name: 's', maxAgeSeconds: 60, dataTime: NOW - 10_000, readError: null, lastCheck: NOW, dropped: 0, bands: { inBand: 10, outOfBand: 0 }, outliers: 0, held: 0, outliersTotal: 0, ...over });
 
   it('is active with no error when all is well', () => {
     assert.deepEqual(

@@ -11,7 +11,7 @@ const NOW = Date.parse('2026-11-22T06:30:00Z');
 const time = new ZoneTime('Asia/Tehran', new ManualClock(NOW));
 
 function source(name: string, fields: Partial<SourceHealth>): SourceHealth {
-  return { name, state: 'active', last_update: NOW - 125_000, age_seconds: 125, error: null, last_check: NOW - 1000, dropped: 0, out_of_range: 0, ...fields };
+  return { name, state: 'active', last_update: NOW - 125_000, age_seconds: 125, error: null, last_check: NOW - 1000, dropped: 0, out_of_range: 0, outliers: 0, held: 0, outliers_total: 0, ...fields };
 }
 
 function status(state: ServiceStatus['service']['state'], message: string, sources: SourceHealth[]): ServiceStatus {

@@ -189,6 +189,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description The currency of a price: an ISO 4217 code (IRR, USD, EUR…; XXX for an index, which has none), or IRT (the toman, not ISO 4217) for a rial price shown with ?unit=toman
+         * @example IRR
+         * @enum {string}
+         */
+        Currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BOV" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHE" | "CHF" | "CHW" | "CLF" | "CLP" | "CNY" | "COP" | "COU" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "IRT" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MXV" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "USN" | "UYI" | "UYU" | "UYW" | "UZS" | "VED" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XAG" | "XAU" | "XBA" | "XBB" | "XBC" | "XBD" | "XCD" | "XDR" | "XOF" | "XPD" | "XPF" | "XPT" | "XSU" | "XTS" | "XUA" | "XXX" | "YER" | "ZAR" | "ZMW" | "ZWG";
         Error: {
             /** @enum {boolean} */
             success: false;
@@ -211,12 +217,11 @@ export interface components {
             description: string;
             /** @description Persian label saying currency and per in words, e.g. ریال/گرم, دلار/اونس, ریال/۱۰۰ ین */
             unit: string;
+            currency: components["schemas"]["Currency"];
             /**
-             * @description ISO 4217 code of the price, e.g. IRR, USD, EUR; XXX for an index
-             * @example IRR
+             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
+             * @enum {string}
              */
-            currency: string;
-            /** @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point */
             per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
             category: "gold" | "coin" | "currency" | "precious_metal" | "industrial_metal" | "energy" | "crypto";
             source_key: string;
@@ -224,15 +229,25 @@ export interface components {
             aliases: string;
             /** @enum {string} */
             status: "active";
+            /** @description Whether the reference is inside the calling key's allowance (its account's selection or its plan's defaults) */
+            in_plan: boolean;
         };
         Rate: {
             key: string;
             title: string;
-            /** @description The price exactly as the source gave it; null when unavailable */
+            /** @description The price exactly as the source gave it (in toman: divided by 10 exactly); null when unavailable */
             value: number | null;
+            /** @description Persian label saying currency and per in words, e.g. ریال/گرم (تومان/گرم with ?unit=toman) */
             unit: string;
+            currency: components["schemas"]["Currency"];
+            /**
+             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
+             * @enum {string}
+             */
+            per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
             source_key: string;
             updated_at: string | null;
+            updated_at_jalali: string | null;
             /** @description `historical` for a value read from history (`?at=`) */
             status: "ok" | "stale" | "unavailable" | "historical";
             /** @description The source that supplied the value */
@@ -251,6 +266,22 @@ export interface components {
             change: number | null;
             /** @description change ÷ prev_close × 100, two decimals; null when not known */
             change_percent: number | null;
+            /** @description With ?expand=sources: every configured source's view of this reference, in priority order, as of the snapshot */
+            sources?: {
+                name: string;
+                /** @description The source's value (in the rate's unit); null when it has none for this reference */
+                value: number | null;
+                updated_at: string | null;
+                /**
+                 * @description The source's state, as on /v1/status
+                 * @enum {string}
+                 */
+                state: "active" | "degraded" | "down";
+                /** @description Whether this value is the one served */
+                used: boolean;
+                /** @description Why the value was not served: stale (older than the source max age), out_of_range (outside the sanity band), outlier (too far from the median of three or more sources), unhealthy (the source failed its latest read), held (a jump beyond max_jump_percent awaiting confirmation); null when served, or usable behind a source earlier in priority */
+                rejected: ("stale" | "out_of_range" | "outlier" | "unhealthy" | "held") | null;
+            }[];
         };
         CatalogueResponse: {
             /** @enum {boolean} */
@@ -361,6 +392,12 @@ export interface components {
             title: string;
             value: number | null;
             unit: string;
+            currency: components["schemas"]["Currency"];
+            /**
+             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
+             * @enum {string}
+             */
+            per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
             updated_at: string | null;
             date_jalali: string | null;
             /** @description value − previous day close, exactly; null when not known */
@@ -451,9 +488,14 @@ export interface components {
             generated_at: string;
             key: string;
             title: string;
+            /** @description Persian label of the candle values (تومان/… with ?unit=toman) */
             unit: string;
-            currency: string | null;
-            per: string | null;
+            currency: components["schemas"]["Currency"];
+            /**
+             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
+             * @enum {string}
+             */
+            per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
             interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
             /**
              * @description ISO 8601 with a numeric UTC offset in the configured zone
@@ -503,8 +545,10 @@ export interface operations {
         parameters: {
             query?: {
                 category?: "gold" | "coin" | "currency" | "precious_metal" | "industrial_metal" | "energy" | "crypto";
-                /** @description Matches key, alias, title and title_en */
+                /** @description Matches key, alias, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, the zero-width non-joiner is ignored, Persian digits match ASCII */
                 q?: string;
+                /** @description true: only references inside the key's allowance; false: only those outside it */
+                in_plan?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -618,8 +662,10 @@ export interface operations {
         parameters: {
             query?: {
                 category?: "gold" | "coin" | "currency" | "precious_metal" | "industrial_metal" | "energy" | "crypto";
-                /** @description Matches key, alias, title and title_en */
+                /** @description Matches key, alias, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, the zero-width non-joiner is ignored, Persian digits match ASCII */
                 q?: string;
+                /** @description true: only references inside the key's allowance; false: only those outside it */
+                in_plan?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -717,7 +763,14 @@ export interface operations {
     };
     getRatesByKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+                /** @description sources: each rate lists every configured source's view of it */
+                expand?: "sources";
+                /** @description The values as served at this moment (a date-time with offset, or a date: that day's close); service `history` */
+                at?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -844,7 +897,14 @@ export interface operations {
     };
     headRatesByKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+                /** @description sources: each rate lists every configured source's view of it */
+                expand?: "sources";
+                /** @description The values as served at this moment (a date-time with offset, or a date: that day's close); service `history` */
+                at?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -968,6 +1028,8 @@ export interface operations {
                  * @example 2026-11-01
                  */
                 to?: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
             };
             header?: never;
             path: {
@@ -1108,6 +1170,8 @@ export interface operations {
                  * @example 2026-11-01
                  */
                 to?: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
             };
             header?: never;
             path: {
@@ -1224,6 +1288,8 @@ export interface operations {
                 keys?: string;
                 /** @description Your key, for EventSource (which cannot send headers); never logged */
                 api_key?: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
             };
             header?: never;
             path?: never;
@@ -1334,6 +1400,8 @@ export interface operations {
                 keys?: string;
                 /** @description Your key, for EventSource (which cannot send headers); never logged */
                 api_key?: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
             };
             header?: never;
             path?: never;
@@ -1631,7 +1699,10 @@ export interface operations {
     };
     getWebserviceByUsername: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+            };
             header?: never;
             path: {
                 /** @description The account the key belongs to */
@@ -1745,7 +1816,10 @@ export interface operations {
     };
     headWebserviceByUsername: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+            };
             header?: never;
             path: {
                 /** @description The account the key belongs to */

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RIAL_CURRENCY } from '../../domain/units.js';
 import { parseHistoryRange, withinWindow } from '../../history/range.js';
 import { resolveOne } from '../../render/historical.js';
 import { renderHistory } from '../../render/history.js';
@@ -31,8 +32,10 @@ export function historyRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         const asked = parseHistoryRange(request.query, now, history.buckets, history.minuteRetentionStart(now));
         const reference = resolveOne(deps.catalogue, request.params.key, account.allowance);
         const range = withinWindow(asked, account.plan.history_days, now, history.buckets);
-        const candles = range.from < range.to ? await history.rendered(reference.key, range.interval, range.from, range.to, now) : { json: '', count: 0, hash: 0 };
-        const rendered = renderHistory({ reference, interval: range.interval, from: range.from, to: range.to }, candles, deps.time, deps.time.format(now));
+        // Only a rial price changes in toman; any other is the same answer.
+        const toman = request.query.unit === 'toman' && reference.currency === RIAL_CURRENCY;
+        const candles = range.from < range.to ? await history.rendered(reference.key, range.interval, range.from, range.to, now, toman) : { json: '', count: 0, hash: 0 };
+        const rendered = renderHistory({ reference, interval: range.interval, from: range.from, to: range.to, toman }, candles, deps.time, deps.time.format(now));
         return sendRendered(request, reply, rendered, historyCacheSeconds(range.to, account.plan.refresh_interval_seconds, now));
       },
     );

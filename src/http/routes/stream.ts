@@ -6,13 +6,14 @@ import { admit, type AdmissionRecord } from '../../access/admission.js';
 import type { KeyAccess } from '../../access/directory.js';
 import { ApiError } from '../../domain/errors.js';
 import { KEY_PATTERN } from '../../domain/reference.js';
+import { DEFAULT_RATE_UNIT } from '../../domain/units.js';
 import type { Catalogue } from '../../catalogue/catalogue.js';
 import { RETRY_FRAME } from '../../stream/frames.js';
 import { StreamHub } from '../../stream/hub.js';
 import { MemoryStreamSlots } from '../../stream/slots.js';
 import type { AppDeps } from '../deps.js';
 import { registerStreamMetrics } from '../metrics.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, Unit } from '../schemas.js';
 import { redactUrl } from '../url.js';
 
 /** Keys one stream may ask for. */
@@ -22,6 +23,7 @@ export const StreamQuery = Type.Object(
   {
     keys: Type.Optional(Type.String({ minLength: 1, maxLength: 6_600, description: `Up to ${MAX_STREAM_KEYS} comma-separated reference keys or aliases; none: your whole allowance` })),
     api_key: Type.Optional(Type.String({ maxLength: 200, description: 'Your key, for EventSource (which cannot send headers); never logged' })),
+    unit: Type.Optional(Unit),
   },
   { additionalProperties: false },
 );
@@ -104,7 +106,8 @@ export async function installStreams(app: FastifyInstance, deps: AppDeps): Promi
       // Sends the head with it; everything after goes to the socket itself, in order behind it.
       response.write(RETRY_FRAME);
       // A reconnect with Last-Event-ID gets a fresh snapshot like any new stream: the state, not a replay.
-      hub.open(socket, { intervalSeconds: account.plan.refresh_interval_seconds, keys: keys.list, tag: keys.tag }, release);
+      const unit = request.query.unit ?? DEFAULT_RATE_UNIT;
+      hub.open(socket, { intervalSeconds: account.plan.refresh_interval_seconds, keys: keys.list, tag: keys.tag, unit }, release);
     },
   );
   return hub;
