@@ -295,14 +295,15 @@ async function seed(env: NodeJS.ProcessEnv): Promise<{ detail: string; stream: s
 async function startBaseline(work: string, url: string, headers: Record<string, string>, children: ChildProcess[]): Promise<string> {
   const sample = await fetch(url, { headers });
   if (sample.status !== 200) throw new Error(`detail answered ${sample.status}: ${await sample.text()}`);
-  const sampleHeaders: Record<string, string> = {};
+  // The same flat [name, value, …] list the main bench's baseline (b) writes.
+  const sampleHeaders: string[] = [];
   sample.headers.forEach((value, name) => {
-    if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) sampleHeaders[name] = value;
+    if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) sampleHeaders.push(name, value);
   });
   writeFileSync(join(work, 'body.json'), Buffer.from(await sample.arrayBuffer()));
   writeFileSync(join(work, 'headers.json'), JSON.stringify(sampleHeaders));
   const port = await freePort();
-  await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(port), join(work, 'body.json'), join(work, 'headers.json')], {}, /baseline listening/);
+  await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(port), join(work, 'body.json'), join(work, 'headers.json'), 'flat'], {}, /baseline listening/);
   return `http://127.0.0.1:${port}${new URL(url).pathname}`;
 }
 
