@@ -329,6 +329,8 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
     const pairEnv = (name: string) => ({ ...env(name, redis.url, 'nerkh-test:'), NERKH_CONFIG: pairConfig });
     const usdRate = async (node: ServerProcess) => ((await get(node.base, '/v1/rates/usd_free', keys.live)).json as Detail).rates[0]!;
     const pair: ServerProcess[] = [];
+    // The background traffic stops in `finally` too, so a failed check never leaves it running (and the run hanging).
+    let running = true;
     try {
       writePair(1_000_100);
       pair.push(await startServer(pairEnv('r1')));
@@ -336,9 +338,10 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
       for (const node of pair) await pollUntil(() => get(node.base, '/readyz'), (r) => r.status === 200, 10_000);
       writePair(1_000_200);
       await pollUntil(() => Promise.all(pair.map(usdRate)), (rates) => rates.every((r) => r.value === 1_000_200 && r.status === 'ok'), 3000);
+      // Each node's share while Redis is away comes from the last node list it saw: both must have seen both.
+      await pollUntil(() => Promise.all(pair.map(status)), (all) => all.every((s) => s.nodes.length === 2), 10_000, 200);
       const statuses = new Map<number, number>();
       let degraded = false;
-      let running = true;
       const traffic = (async () => {
         for (let i = 0; running; i++) {
           const response = await get(pair[i % 2]!.base, i % 4 === 0 ? '/v1/status' : DETAIL, keys.live).catch(() => null);
@@ -370,6 +373,7 @@ describe('several nodes on Redis and PostgreSQL', { skip }, () => {
       assert.deepEqual(fivexx, [], `answers by status: ${JSON.stringify([...statuses])}`);
       assert.ok(degraded, 'the status said degraded, Redis down, while it was away');
     } finally {
+      running = false;
       await Promise.all(pair.map((node) => node.kill()));
       await redis.stop();
     }
