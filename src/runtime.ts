@@ -14,12 +14,13 @@ import { MemoryLimiter } from './access/limiter/memory.js';
 import { FailedAttempts } from './access/failed-attempts.js';
 import { SourceMonitor } from './sources/monitor.js';
 import { loadReferenceData } from './config-checks.js';
-import { StoreUnavailableError } from './store/errors.js';
+import { describeStoreError, StoreUnavailableError } from './store/errors.js';
 import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { openHistory } from './history/open.js';
+import { writeDemoPast } from './demo/backfill.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -32,6 +33,11 @@ export interface Runtime {
   directory: AccessDirectory;
   /** The key of the demo account, when this start created it. */
   demoKey: string | null;
+  /**
+   * Work that waits until the server listens: the demo's 30-day past on a
+   * first start (empty history). Resolves when it is done; safe to call twice.
+   */
+  startBackground(): Promise<void>;
   close(options?: { dropSchema?: boolean }): Promise<void>;
 }
 
@@ -67,11 +73,12 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const monitor = new SourceMonitor(config.sources, time.clock, { logger });
   const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
   const history = openHistory(store, time, config.history.minuteDays, logger);
+  // Asked before anything is recorded: only a history that was empty gets the demo's past.
+  const demoPast = config.demo && (await store.history.isEmpty().catch(() => false));
   engine.seedDays(await history.recorder.load());
   await engine.start();
+  const recordingFrom = time.now();
   history.recorder.start(engine);
-  // The demo's believable past (`nerkh demo-backfill`-style, src/demo/backfill.ts) is not written at start: it
-  // blocks the event loop for seconds (synchronous SQLite), which a first start cannot afford.
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
   const snapshots = new SnapshotHistory(engine.current(), longest);
   engine.onSnapshot((snapshot) => snapshots.push(snapshot));
@@ -111,12 +118,26 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     loadShedding: options.loadShedding,
   });
 
+  let closing = false;
+  let background: Promise<void> | null = null;
   return {
     app,
     store,
     directory,
     demoKey,
+    startBackground() {
+      // The demo's past is written beside the serving process, a reference at a time (src/demo/backfill.ts).
+      background ??= demoPast
+        ? writeDemoPast(store.history, catalogue, time, logger, { until: recordingFrom, continuation: { recorder: history.recorder, engine }, stopped: () => closing }).then(
+            () => undefined,
+            (error: unknown) => logger.warn({ part: 'demo', reason: describeStoreError(error) }, 'demo: history backfill stopped; the past stays partial'),
+          )
+        : Promise.resolve();
+      return background;
+    },
     async close(closeOptions = {}) {
+      closing = true;
+      await background;
       await app.close();
       // After the last in-flight request: every request served is counted.
       await meter.stop();

@@ -15,6 +15,7 @@ export async function serve(): Promise<void> {
   const runtime = await startRuntime(config, { storeWaitMs: STORE_WAIT_MS });
   const address = await runtime.app.listen({ port: config.port, host: config.host });
   console.log(`nerkh listening on ${address} (ready in ${Date.now() - started} ms)`);
+  void runtime.startBackground();
   console.log(`  status page: ${address}/status   docs: ${address}/docs`);
   if (config.demo) console.log(`  demo sources under ${config.dataDir}/demo`);
   if (runtime.demoKey) {

@@ -141,6 +141,40 @@ export class HistoryRecorder {
   }
 
   /**
+   * Candles of a past written after this process began recording (the demo's
+   * backfill): one of the same reference, grain and start as a candle held
+   * here goes first and the held one continues it; one of the current
+   * minute, hour or day not held yet becomes the candle later values add to.
+   * Both are then written by the recorder. The rest is returned for the
+   * caller to write: nothing here will replace it.
+   */
+  absorbPast(rows: readonly StoredCandle[]): StoredCandle[] {
+    const current = this.startsAt(this.time.now());
+    const rest: StoredCandle[] = [];
+    for (const row of rows) {
+      const { reference, grain } = row;
+      const open = this.open.get(reference) ?? {};
+      const held = [open[grain]?.candle, this.before.get(reference)?.[grain]].find((candle) => candle?.start === row.candle.start);
+      if (held) {
+        const merged = { ...row.candle };
+        mergeLater(merged, held);
+        Object.assign(held, merged);
+        this.markDirty(open[grain]?.candle === held ? open[grain] : { reference, grain, candle: held });
+      } else if (row.candle.start === current[grain] && !(open[grain] && open[grain].candle.start >= row.candle.start)) {
+        if (open[grain]) this.before.set(reference, { ...this.before.get(reference), [grain]: open[grain].candle });
+        open[grain] = { reference, grain, candle: { ...row.candle } };
+        this.open.set(reference, open);
+        this.markDirty(open[grain]);
+      } else {
+        rest.push(row);
+        continue;
+      }
+      this.versions.set(reference, this.version(reference) + 1);
+    }
+    return rest;
+  }
+
+  /**
    * The newest candles of a reference at a grain, oldest first, written or
    * not: queries lay them over what the store returns, so they see every
    * value served, also in the second before it is written.
