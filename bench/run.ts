@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measure, type Measurement } from './load.js';
+import { cpuSeconds, dropSchema, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'nerkh.js');
@@ -21,6 +22,12 @@ const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
 const SERVE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
   .split(' ')
   .filter((word) => word.startsWith('--'));
+/** `BENCH_HISTORY=0` leaves the history part out (no seeded year, no range queries, no recording cost). */
+const HISTORY = process.env.BENCH_HISTORY !== '0';
+/** A PostgreSQL database for the size of a reference-year there (one reference seeded in a schema of its own, then dropped). */
+const HISTORY_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? null;
+/** How long the demo server's recording is watched. */
+const RECORD_SECONDS = Number(process.env.BENCH_RECORD_SECONDS ?? 30);
 const DETAIL_KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
 
 interface Target {
@@ -50,6 +57,12 @@ async function main() {
     const seeded = await seedAccounts(env, ACCOUNTS);
     cli('accounts', 'add', 'bench', '--plan', 'bench');
     const { key } = JSON.parse(cli('keys', 'issue', 'bench', '--json')) as { key: string };
+    let seed: SeedResult | null = null;
+    if (HISTORY) {
+      seed = await seedHistory(env.NERKH_DATA_DIR!, HISTORY_REFERENCES);
+      const perYear = seed.bytes / seed.references / 1e6;
+      console.log(`history seeded: ${seed.references} references × a year (${seed.candles.minute} minute, ${seed.candles.hour} hourly, ${seed.candles.day} daily candles) in ${(seed.ms / 1000).toFixed(1)} s; SQLite ${perYear.toFixed(1)} MB per reference-year`);
+    }
 
     const server = await startServer(env, children);
     const serverPid = server.child.pid!;
@@ -95,7 +108,8 @@ async function main() {
     }
     const after = memory(serverPid);
     const serverPeak = Math.max(startPeak, ...targets.filter((t) => t.pid === serverPid).map((t) => peaks.get(t.name)!));
-    report(results, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1);
+    const history = HISTORY && seed ? await historyPart(base, key, seed, work, children) : null;
+    report(results, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1, history);
   } finally {
     cleanup();
   }
@@ -108,6 +122,7 @@ function report(
   rss: { idle: number; after: number; peak: number },
   readyMs: number,
   accounts: number,
+  history: HistoryFigures | null,
 ) {
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const baselineRuns = results.get(targets[0]!.name)!;
@@ -140,6 +155,7 @@ function report(
   const detail = rows[1]!;
   const verdict = detail.ratio >= 0.8 && detail.non_2xx === 0 && detail.p99_ms <= 5 && rss.after <= 150 && readyMs <= 1500;
   console.log(`detail target (ratio ≥ 0.8, zero non-2xx, p99 ≤ 5 ms, RSS ≤ 150 MB, ready ≤ 1.5 s): ${verdict ? 'met' : 'NOT met'}`);
+  if (history) reportHistory(history);
   const out = join(ROOT, 'bench', 'results', 'latest.json');
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
@@ -156,12 +172,103 @@ function report(
         ready_ms: readyMs,
         accounts,
         target_met: verdict,
+        history,
       },
       null,
       2,
     ) + '\n',
   );
   console.log(`results written to ${out}`);
+}
+
+interface HistoryFigures {
+  references: number;
+  seed_seconds: number;
+  sqlite_mb_per_reference_year: number;
+  postgres_mb_per_reference_year: number | null;
+  ranges: ({ interval: string } & RangeMeasurement)[];
+  recording: { seconds: number; recorder_percent_of_core: number; process_percent_of_core: number};
+}
+
+/**
+ * Random ranges of 1,000 candles against the seeded year (each interval on its own: 1m and 1h read their own
+ * grain, 15m rolls up 15,000 minute candles), then the recording cost on a demo server of its own.
+ */
+async function historyPart(base: string, key: string, seed: SeedResult, work: string, children: ChildProcess[]): Promise<HistoryFigures> {
+  const ranges: HistoryFigures['ranges'] = [];
+  for (const interval of ['1m', '1h', '15m'] as const) {
+    const paths = randomRanges(HISTORY_REFERENCES, interval, 5000);
+    const sample = await fetch(base + paths[0]!, { headers: { 'x-api-key': key } });
+    const body = (await sample.json()) as { count?: number };
+    if (sample.status !== 200 || body.count !== 1000) throw new Error(`history answered ${sample.status} with ${body.count} candles for ${paths[0]}`);
+    await measureRanges(base, key, paths, 2, CONNECTIONS, work);
+    const result = await measureRanges(base, key, paths, SECONDS * 2, CONNECTIONS, work);
+    ranges.push({ interval, ...result });
+    console.log(`history ${interval} × 1,000 candles, random ranges: ${Math.round(result.rps)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}`);
+  }
+  let postgres: number | null = null;
+  if (HISTORY_DATABASE_URL) {
+    const schema = `nerkh_bench_history_${process.pid}`;
+    try {
+      await seedHistory(work, HISTORY_REFERENCES.slice(0, 1), Date.now(), HISTORY_DATABASE_URL, schema);
+      postgres = (await postgresBytes(HISTORY_DATABASE_URL, schema)) / 1e6;
+    } finally {
+      await dropSchema(HISTORY_DATABASE_URL, schema);
+    }
+  }
+  return {
+    references: seed.references,
+    seed_seconds: Number((seed.ms / 1000).toFixed(1)),
+    sqlite_mb_per_reference_year: Number((seed.bytes / seed.references / 1e6).toFixed(2)),
+    postgres_mb_per_reference_year: postgres === null ? null : Number(postgres.toFixed(2)),
+    ranges,
+    recording: await recordingCost(work, children),
+  };
+}
+
+/**
+ * A demo server (no config: the feeder moves every value every 2 s) on a fresh store: once its 30-day past is
+ * written, the recorder's busy time and the whole process's CPU over the same seconds.
+ */
+async function recordingCost(work: string, children: ChildProcess[]): Promise<HistoryFigures['recording']> {
+  const cwd = join(work, 'demo');
+  mkdirSync(cwd, { recursive: true });
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, NERKH_DATA_DIR: join(cwd, 'data'), NERKH_PORT: String(port), NERKH_HOST: '127.0.0.1', NERKH_LOG_LEVEL: 'info' };
+  delete env.NERKH_CONFIG;
+  delete env.NERKH_DATABASE_URL;
+  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, BIN, 'serve'], env, /history backfilled/, cwd);
+  const read = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    return { busy: metric(text, 'nerkh_history_recording_busy_seconds'), cpu: cpuSeconds(child.pid!), at: performance.now() };
+  };
+  // A few seconds for the backfill's last writes to settle.
+  await new Promise((r) => setTimeout(r, 3000));
+  const before = await read();
+  await new Promise((r) => setTimeout(r, RECORD_SECONDS * 1000));
+  const after = await read();
+  const seconds = (after.at - before.at) / 1000;
+  child.kill('SIGTERM');
+  const figures = {
+    seconds: Number(seconds.toFixed(1)),
+    recorder_percent_of_core: Number((((after.busy - before.busy) / seconds) * 100).toFixed(2)),
+    process_percent_of_core: Number((((after.cpu - before.cpu) / seconds) * 100).toFixed(1)),
+  };
+  console.log(
+    `recording (demo feeder, 344 references moving every 2 s, ${figures.seconds} s): recorder ${figures.recorder_percent_of_core}% of one core; ` +
+      `whole process ${figures.process_percent_of_core}% (feeder, engine, recorder)`,
+  );
+  return figures;
+}
+
+function reportHistory(history: HistoryFigures) {
+  console.log('');
+  console.log(`history: ${history.references} references × a year seeded in ${history.seed_seconds} s; SQLite ${history.sqlite_mb_per_reference_year} MB per reference-year` + (history.postgres_mb_per_reference_year === null ? '' : `, PostgreSQL ${history.postgres_mb_per_reference_year} MB`));
+  for (const r of history.ranges) console.log(`  ${r.interval.padEnd(4)} ranges of 1,000 candles: ${Math.round(r.rps)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, non-2xx ${r.non2xx}`);
+  const worst = Math.max(...history.ranges.map((r) => r.p99Ms));
+  console.log(`history target (p99 ≤ 20 ms for random 1,000-candle ranges at ${CONNECTIONS} connections): ${worst <= 20 ? 'met' : 'NOT met'} (worst interval ${worst.toFixed(2)} ms)`);
+  const rec = history.recording;
+  console.log(`recording target (≤ 5 % of one core with the demo feeder): ${rec.recorder_percent_of_core <= 5 ? 'met' : 'NOT met'} (${rec.recorder_percent_of_core}%)`);
 }
 
 function median(values: number[]): number {
@@ -172,7 +279,7 @@ function benchEnvironment(work: string): NodeJS.ProcessEnv {
   const config = {
     sources: ['alpha', 'beta', 'gamma'].map((name) => ({ name, type: 'file', path: join(work, 'sources', `${name}.json`), max_age_seconds: 86_400, poll_seconds: 1 })),
     plans: {
-      bench: { services: ['catalogue', 'detail', 'status', 'webservice', 'usage'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 1_000_000_000, requests_per_day: null },
+      bench: { services: ['catalogue', 'detail', 'status', 'webservice', 'usage', 'history'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 1_000_000_000, requests_per_day: null, history_days: null },
     },
   };
   writeFileSync(join(work, 'config.json'), JSON.stringify(config));
@@ -218,9 +325,9 @@ async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[]) {
   return { child, readyMs: Date.now() - started };
 }
 
-function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
+function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, cwd?: string): Promise<ChildProcess> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
     children.push(child);
     let output = '';
     const onData = (chunk: Buffer) => {

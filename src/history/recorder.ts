@@ -29,6 +29,8 @@ export interface SnapshotSource {
 export interface HistoryBacklog {
   pendingCandles: number;
   droppedCandles: number;
+  /** Seconds spent recording points and handing batches to the store (with SQLite, the whole write): what recording costs. */
+  busySeconds: number;
 }
 
 /** One candle the recorder keeps, of one reference at one grain. */
@@ -79,6 +81,7 @@ export class HistoryRecorder {
   private flushing: Promise<void> | null = null;
   private nextPrune = 0;
   private dropped = 0;
+  private busyMs = 0;
   private source: SnapshotSource | null = null;
   readonly activity = new SourceActivity();
 
@@ -125,6 +128,12 @@ export class HistoryRecorder {
 
   /** Record the values of a snapshot served from `at` on. */
   observe(snapshot: Snapshot, at: number): void {
+    const began = performance.now();
+    this.recordSnapshot(snapshot, at);
+    this.busyMs += performance.now() - began;
+  }
+
+  private recordSnapshot(snapshot: Snapshot, at: number): void {
     const day = this.time.day(at);
     let starts: Starts | null = null;
     for (const [key, prepared] of snapshot.rates) {
@@ -192,7 +201,7 @@ export class HistoryRecorder {
 
   backlog(): HistoryBacklog {
     const pending = this.dirty.minute.size + this.dirty.hour.size + this.dirty.day.size + (this.unwritten?.length ?? 0);
-    return { pendingCandles: pending, droppedCandles: this.dropped };
+    return { pendingCandles: pending, droppedCandles: this.dropped, busySeconds: this.busyMs / 1000 };
   }
 
   /** Write what is pending; one flush at a time (a call during one runs after it). */
@@ -250,11 +259,15 @@ export class HistoryRecorder {
     try {
       if (!this.seeded) await this.seed(now);
       const retry = this.unwritten !== null;
+      const began = performance.now();
       const batch = this.unwritten ?? this.cut();
       if (batch.length > 0) {
         this.unwritten = batch;
         // A batch held back by an outage lands in the settled past: readers' caches must look again.
-        await this.repository.write(batch, retry);
+        const written = this.repository.write(batch, retry);
+        // What ran before the write's first wait: with SQLite (prepared statements, a synchronous driver) all of it.
+        this.busyMs += performance.now() - began;
+        await written;
         this.unwritten = null;
         this.health.succeeded(now);
         // What waited behind a retried batch goes out now rather than a second later.

@@ -7,8 +7,13 @@ import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { eventually, tempDir, testConfig } from '../support/env.js';
 import { DIALECTS } from '../support/harness.js';
 
-/** The longest the event loop may be held while the past is written (a chunk is a few ms; the rest is a busy machine). */
-const MAX_LOOP_DELAY_MS = 200;
+/**
+ * Event-loop delay while the past is written: a chunk (one reference) takes a few milliseconds, so nearly every
+ * sample is small; the worst single one is bounded loosely, because on a shared machine a process can wait for a
+ * core for a few hundred milliseconds whatever it does. Written in one go, the past held the loop for 4–7 s.
+ */
+const P99_LOOP_DELAY_MS = 100;
+const MAX_LOOP_DELAY_MS = 500;
 
 interface Detail {
   rates: { key: string; value: number; day_open: number | null; prev_close: number | null; change: number | null; change_percent: number | null }[];
@@ -65,8 +70,9 @@ for (const dialect of DIALECTS) {
       const maxDelay = loop.max / 1e6;
       t.diagnostic(`backfill ${Date.now() - started} ms; ${answered} /healthz answered meanwhile, slowest ${slowest.toFixed(1)} ms; event-loop delay max ${maxDelay.toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`);
       assert.ok(answered >= 5, `only ${answered} requests during the backfill: it did not run beside the server`);
+      assert.ok(loop.percentile(99) / 1e6 < P99_LOOP_DELAY_MS, `event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`);
       assert.ok(maxDelay < MAX_LOOP_DELAY_MS, `event loop held for ${maxDelay.toFixed(1)} ms`);
-      assert.ok(slowest < MAX_LOOP_DELAY_MS * 2, `a /healthz took ${slowest.toFixed(1)} ms`);
+      assert.ok(slowest < MAX_LOOP_DELAY_MS, `a /healthz took ${slowest.toFixed(1)} ms`);
 
       const history = await fetch(`${base}/v1/rates/usd_free/history?interval=1d&from=${new Date(Date.now() - 40 * 86_400_000).toISOString().slice(0, 10)}`, { headers: { 'x-api-key': key } });
       assert.equal(history.status, 200, await history.clone().text());
