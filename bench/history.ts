@@ -6,9 +6,13 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Candle } from '../src/domain/candle.js';
+import { ZoneTime } from '../src/domain/time.js';
+import { Buckets } from '../src/history/buckets.js';
+
 import type { StoredCandle } from '../src/store/history.js';
 
 const MINUTE = 60_000;
@@ -50,8 +54,10 @@ export async function seedHistory(dataDir: string, references: readonly string[]
   const started = Date.now();
   const before = databaseUrl ? 0 : storeBytes(dataDir);
   const counts = { minute: 0, hour: 0, day: 0 };
+  const buckets = zoneBuckets();
   try {
-    const end = Math.floor(now / DAY) * DAY;
+    // Candles start where the server's buckets do: hours and days of the zone (Tehran: hours at :30 UTC).
+    const end = buckets.start(now, '1d');
     const yearStart = end - YEAR_DAYS * DAY;
     const minuteStart = end - MINUTE_DAYS * DAY;
     for (const [index, reference] of references.entries()) {
@@ -83,7 +89,7 @@ export async function seedHistory(dataDir: string, references: readonly string[]
         }
         rows.push({ grain: 'hour', reference, candle: hour });
         counts.hour++;
-        const dayStart = Math.floor(hourStart / DAY) * DAY;
+        const dayStart = buckets.start(hourStart, '1d');
         if (day?.start !== dayStart) {
           if (day) rows.push({ grain: 'day', reference, candle: day });
           day = { ...hour, start: dayStart };
@@ -107,6 +113,11 @@ export async function seedHistory(dataDir: string, references: readonly string[]
   file.pragma('wal_checkpoint(TRUNCATE)');
   file.close();
   return { references: references.length, candles: counts, ms, bytes: storeBytes(dataDir) - before };
+}
+
+/** The bench server's buckets: the default zone (Asia/Tehran, no daylight saving). */
+function zoneBuckets(): Buckets {
+  return new Buckets(new ZoneTime('Asia/Tehran'));
 }
 
 function candle(start: number, open: string, close: string, points: number): Candle {
@@ -154,15 +165,17 @@ export async function dropSchema(databaseUrl: string, schema: string): Promise<v
 /** Paths of random ranges of exactly 1,000 candles of `interval` inside what was seeded, whole minutes in UTC. */
 export function randomRanges(references: readonly string[], interval: '1m' | '15m' | '1h', count: number, now = Date.now()): string[] {
   const step = { '1m': MINUTE, '15m': 15 * MINUTE, '1h': HOUR }[interval];
-  const end = Math.floor(now / DAY) * DAY;
+  const end = zoneBuckets().start(now, '1d');
   // Minute-based intervals read minute candles, kept 90 days; a day of margin keeps every range inside the retention.
   const earliest = end - (interval === '1h' ? YEAR_DAYS : MINUTE_DAYS - 1) * DAY;
   const span = 1000 * step;
   const paths: string[] = [];
   for (let i = 0; i < count; i++) {
+    // `earliest` is a local midnight, so whole steps from it are candle starts of every interval here.
     const from = earliest + Math.floor((Math.random() * (end - span - earliest)) / step) * step;
     const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
-    paths.push(`/v1/rates/${references[i % references.length]}/history?interval=${interval}&from=${iso(from)}&to=${iso(from + span)}`);
+    // `to` is inclusive: the candle starting at it is the thousandth.
+    paths.push(`/v1/rates/${references[i % references.length]}/history?interval=${interval}&from=${iso(from)}&to=${iso(from + span - step)}`);
   }
   return paths;
 }
@@ -216,4 +229,17 @@ export function cpuSeconds(pid: number): number {
 export function metric(text: string, name: string): number {
   const match = new RegExp(`^${name} ([\\d.eE+-]+)$`, 'm').exec(text);
   return match ? Number(match[1]) : NaN;
+}
+
+/** One GET on a connection of its own (a pooled one may have been closed by the server while idle). */
+export function getOnce(url: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

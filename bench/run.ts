@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measure, type Measurement } from './load.js';
-import { cpuSeconds, dropSchema, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
+import { cpuSeconds, dropSchema, getOnce, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'nerkh.js');
@@ -50,7 +50,7 @@ async function main() {
     process.exit(130);
   });
   try {
-    const env = benchEnvironment(work);
+    const env = benchEnvironment(work, await freePort());
     writeSources(work);
     const cli = (...args: string[]) => execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
     // Seeding opens (and so creates) the store; the admin commands refuse to create one.
@@ -198,9 +198,9 @@ async function historyPart(base: string, key: string, seed: SeedResult, work: st
   const ranges: HistoryFigures['ranges'] = [];
   for (const interval of ['1m', '1h', '15m'] as const) {
     const paths = randomRanges(HISTORY_REFERENCES, interval, 5000);
-    const sample = await fetch(base + paths[0]!, { headers: { 'x-api-key': key } });
-    const body = (await sample.json()) as { count?: number };
-    if (sample.status !== 200 || body.count !== 1000) throw new Error(`history answered ${sample.status} with ${body.count} candles for ${paths[0]}`);
+    const sample = await getOnce(base + paths[0]!, { 'x-api-key': key });
+    const body = JSON.parse(sample.text) as { count?: number };
+    if (sample.status !== 200 || body.count !== 1000) throw new Error(`history answered ${sample.status} with ${body.count} candles for ${paths[0]}: ${sample.text.slice(0, 300)}`);
     await measureRanges(base, key, paths, 2, CONNECTIONS, work);
     const result = await measureRanges(base, key, paths, SECONDS * 2, CONNECTIONS, work);
     ranges.push({ interval, ...result });
@@ -239,7 +239,7 @@ async function recordingCost(work: string, children: ChildProcess[]): Promise<Hi
   delete env.NERKH_DATABASE_URL;
   const child = await startChild(children, process.execPath, [...SERVE_FLAGS, BIN, 'serve'], env, /history backfilled/, cwd);
   const read = async () => {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const { text } = await getOnce(`http://127.0.0.1:${port}/metrics`);
     return { busy: metric(text, 'nerkh_history_recording_busy_seconds'), cpu: cpuSeconds(child.pid!), at: performance.now() };
   };
   // A few seconds for the backfill's last writes to settle.
@@ -275,7 +275,7 @@ function median(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 }
 
-function benchEnvironment(work: string): NodeJS.ProcessEnv {
+function benchEnvironment(work: string, port: number): NodeJS.ProcessEnv {
   const config = {
     sources: ['alpha', 'beta', 'gamma'].map((name) => ({ name, type: 'file', path: join(work, 'sources', `${name}.json`), max_age_seconds: 86_400, poll_seconds: 1 })),
     plans: {
@@ -283,7 +283,7 @@ function benchEnvironment(work: string): NodeJS.ProcessEnv {
     },
   };
   writeFileSync(join(work, 'config.json'), JSON.stringify(config));
-  return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(18_000 + Math.floor(Math.random() * 20_000)), NERKH_HOST: '127.0.0.1' };
+  return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(port), NERKH_HOST: '127.0.0.1' };
 }
 
 function writeSources(work: string) {
