@@ -20,7 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { openHistory } from './history/open.js';
-import { writeDemoPast } from './demo/backfill.js';
+import { writeDemoPast, type BackfillSummary } from './demo/backfill.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -37,7 +37,7 @@ export interface Runtime {
    * Work that waits until the server listens: the demo's 30-day past on a
    * first start (empty history). Resolves when it is done; safe to call twice.
    */
-  startBackground(): Promise<void>;
+  startBackground(): Promise<BackfillSummary | null>;
   close(options?: { dropSchema?: boolean }): Promise<void>;
 }
 
@@ -119,7 +119,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   });
 
   let closing = false;
-  let background: Promise<void> | null = null;
+  let background: Promise<BackfillSummary | null> | null = null;
   return {
     app,
     store,
@@ -128,11 +128,11 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     startBackground() {
       // The demo's past is written beside the serving process, a reference at a time (src/demo/backfill.ts).
       background ??= demoPast
-        ? writeDemoPast(store.history, catalogue, time, logger, { until: recordingFrom, continuation: { recorder: history.recorder, engine }, stopped: () => closing }).then(
-            () => undefined,
-            (error: unknown) => logger.warn({ part: 'demo', reason: describeStoreError(error) }, 'demo: history backfill stopped; the past stays partial'),
-          )
-        : Promise.resolve();
+        ? writeDemoPast(store.history, catalogue, time, logger, { until: recordingFrom, continuation: { recorder: history.recorder, engine }, stopped: () => closing }).catch((error: unknown) => {
+            logger.warn({ part: 'demo', reason: describeStoreError(error) }, 'demo: history backfill stopped; the past stays partial');
+            return null;
+          })
+        : Promise.resolve(null);
       return background;
     },
     async close(closeOptions = {}) {

@@ -37,9 +37,16 @@ export interface BackfillOptions {
   stopped?: () => boolean;
 }
 
-/** A believable past for the demo, written only into an empty history; true when written. */
-export async function backfillDemoHistory(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<boolean> {
-  if (!(await repository.isEmpty())) return false;
+/** What a backfill wrote, and the longest it held the event loop (CPU time of its longest chunk, which no busy machine inflates). */
+export interface BackfillSummary {
+  candles: number;
+  chunks: number;
+  longestChunkCpuMs: number;
+}
+
+/** A believable past for the demo, written only into an empty history; null when the history was not empty. */
+export async function backfillDemoHistory(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<BackfillSummary | null> {
+  if (!(await repository.isEmpty())) return null;
   return writeDemoPast(repository, catalogue, time, logger, options);
 }
 
@@ -56,7 +63,7 @@ export async function backfillDemoHistory(repository: HistoryRepository, catalog
  * milliseconds), yielding to requests and timers between references. The
  * caller checks that the history was empty before anything was recorded.
  */
-export async function writeDemoPast(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<boolean> {
+export async function writeDemoPast(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<BackfillSummary | null> {
   const random = options.random ?? Math.random;
   const started = Date.now();
   const levels = JSON.parse(readFileSync(LEVELS_FILE, 'utf8')) as Record<string, number>;
@@ -71,10 +78,11 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
   // The hour and day `until` falls in are the ones recording began in: their candles continue these.
   const recording: Record<Grain, number> = { minute: thisMinute, hour: buckets.start(until, '1h'), day: buckets.start(until, '1d') };
   const seeds = new Map<string, DaySeed>();
-  let written = 0;
+  const summary: BackfillSummary = { candles: 0, chunks: 0, longestChunkCpuMs: 0 };
 
   for (const reference of catalogue.references) {
-    if (options.stopped?.()) return false;
+    if (options.stopped?.()) return null;
+    const cpu = process.cpuUsage();
     const level = levels[reference.source_key];
     if (level === undefined) continue;
     const text = (value: number) => String(roundLike(value, level));
@@ -101,13 +109,18 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
     const past = rows.filter((row) => row.candle.start < recording[row.grain]);
     const rest = options.continuation ? options.continuation.recorder.absorbPast(overlapping) : overlapping;
     // The settled past changes: readers' caches of it look again.
-    await repository.write([...past, ...rest], true);
-    written += rows.length;
+    const written = repository.write([...past, ...rest], true);
+    // Up to the write's first wait: with SQLite, the whole chunk.
+    const used = process.cpuUsage(cpu);
+    await written;
+    summary.candles += rows.length;
+    summary.chunks++;
+    summary.longestChunkCpuMs = Math.max(summary.longestChunkCpuMs, (used.user + used.system) / 1000);
     await new Promise((resolve) => setImmediate(resolve));
   }
   options.continuation?.engine.prependDays(seeds);
-  logger.info({ part: 'demo', candles: written, ms: Date.now() - started }, `demo: history backfilled for the last ${BACKFILL_DAYS} days`);
-  return true;
+  logger.info({ part: 'demo', ...summary, ms: Date.now() - started }, `demo: history backfilled for the last ${BACKFILL_DAYS} days`);
+  return summary;
 }
 
 /** Starts from `first` up to (not including) `end`. */

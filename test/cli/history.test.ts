@@ -40,6 +40,8 @@ for (const dialect of DIALECTS) {
         databaseUrl = url.toString();
       }
       env = cleanEnv({ NERKH_DATA_DIR: join(dir.path, 'var'), ...(databaseUrl ? { NERKH_DATABASE_URL: databaseUrl } : {}) });
+      // The store exists, as `nerkh serve` leaves it: admin commands do not create one.
+      await (await Store.open({ databaseUrl, dataDir: join(dir.path, 'var') })).close();
     });
     after(async () => {
       if (admin) {
