@@ -245,7 +245,8 @@ async function recordingCost(work: string, children: ChildProcess[]): Promise<Hi
   const env: NodeJS.ProcessEnv = { ...process.env, NERKH_DATA_DIR: join(cwd, 'data'), NERKH_PORT: String(port), NERKH_HOST: '127.0.0.1', NERKH_LOG_LEVEL: 'info' };
   delete env.NERKH_CONFIG;
   delete env.NERKH_DATABASE_URL;
-  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, BIN, 'serve'], env, /history backfilled/, cwd);
+  // Ready once the demo's past is written, which takes seconds to a minute on a busy machine.
+  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, BIN, 'serve'], env, /history backfilled/, cwd, 180_000);
   const read = async () => {
     const { text } = await getOnce(`http://127.0.0.1:${port}/metrics`);
     return { busy: metric(text, 'nerkh_history_recording_busy_seconds'), cpu: cpuSeconds(child.pid!), at: performance.now() };
@@ -333,7 +334,7 @@ async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[]) {
   return { child, readyMs: Date.now() - started };
 }
 
-function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, cwd?: string): Promise<ChildProcess> {
+function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, cwd?: string, timeoutMs = 20_000): Promise<ChildProcess> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
     children.push(child);
@@ -345,7 +346,7 @@ function startChild(children: ChildProcess[], command: string, args: string[], e
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
-    setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), 20_000).unref();
+    setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), timeoutMs).unref();
   });
 }
 
