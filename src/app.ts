@@ -13,15 +13,16 @@ import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding
 import { ApiError } from './domain/errors.js';
 import { apiDescription, finishDocument } from './http/openapi.js';
 import { DOCS_LOGO, DOCS_THEME } from './web/docs-brand.js';
-import { operationalRoutes } from './http/routes/operational.js';
+import { operationalRoutes, type ProbeDeps } from './http/routes/operational.js';
 import { historyRoutes } from './http/routes/history.js';
 import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
 import { statusRoutes } from './http/routes/status.js';
+import { installStreams } from './http/routes/stream.js';
 import { usageRoutes } from './http/routes/usage.js';
 import { webserviceRoutes } from './http/routes/webservice.js';
 import { NoQuery, SHARED_SCHEMAS } from './http/schemas.js';
-import { routableUrl } from './http/url.js';
+import { redactUrl, routableUrl } from './http/url.js';
 
 export type { AppDeps } from './http/deps.js';
 
@@ -105,7 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    request.log.info({ method: request.method, url: redactUrl(request.originalUrl), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
   });
 
   await app.register(swagger, {
@@ -133,11 +134,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(ratesRoutes(deps));
   await app.register(historyRoutes(deps));
-  await app.register(statusRoutes(deps));
+  const streams = await installStreams(app, deps);
+  await app.register(statusRoutes(deps, () => streams.counts().open));
   await app.register(webserviceRoutes(deps));
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
   await app.register(pageRoutes());
   app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  return app;
+}
+
+/**
+ * An ingest-only process (`--role ingest`) serves no API: it answers the
+ * probes and /metrics only, so a proxy never sends it a keyed request and the
+ * shared limits count only the nodes that serve.
+ */
+export async function buildProbeApp(deps: ProbeDeps & { logger: AppDeps['logger'] }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (request) => requestIdFor(request.headers['x-request-id']),
+    requestIdHeader: false,
+    forceCloseConnections: 'idle',
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (!isAllowedMethod(request.method)) throw METHOD_NOT_ALLOWED;
+  });
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  installErrorHandling(app, deps.time);
+  await app.register(operationalRoutes(deps));
   return app;
 }

@@ -35,6 +35,7 @@ export const PlanFieldsSchema = Type.Object(
     requests_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
     requests_per_day: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     history_days: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100_000 }), Type.Null()])),
+    max_streams: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   },
   { additionalProperties: false },
 );

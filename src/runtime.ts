@@ -1,26 +1,22 @@
-import { AccessDirectory } from './access/directory.js';
-import { buildApp, type AppDeps } from './app.js';
+import type { AccessDirectory } from './access/directory.js';
+import { buildProbeApp, type AppDeps } from './app.js';
+import type { Catalogue } from './catalogue/catalogue.js';
 import type { AppConfig } from './config.js';
-import { DemoFeeder } from './demo/feeder.js';
 import { ZoneTime } from './domain/time.js';
 import { createMetrics } from './http/metrics.js';
-import { RatesEngine } from './live/engine.js';
-import { SnapshotHistory } from './live/history.js';
-import { CatalogueRenderer } from './render/catalogue.js';
-import { DetailRenderer } from './render/detail.js';
-import { LegacyRenderer } from './render/legacy.js';
-import { UsageMeter } from './usage/meter.js';
-import { MemoryLimiter } from './access/limiter/memory.js';
-import { FailedAttempts } from './access/failed-attempts.js';
-import { SourceMonitor } from './sources/monitor.js';
 import { loadReferenceData } from './config-checks.js';
+import { openBackends } from './roles/backends.js';
+import type { Role } from './roles/role.js';
+import { SnapshotFeed } from './roles/feed.js';
+import { IngestRole } from './roles/ingest.js';
+import { startServing } from './roles/serve.js';
 import { describeStoreError, StoreUnavailableError } from './store/errors.js';
+import { writeDemoPast, type BackfillSummary, type PastContinuation } from './demo/backfill.js';
 import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { openHistory } from './history/open.js';
-import { writeDemoPast, type BackfillSummary } from './demo/backfill.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -30,18 +26,24 @@ const SERVER_SQLITE_BUSY_MS = 50;
 export interface Runtime {
   app: FastifyInstance;
   store: Store;
-  directory: AccessDirectory;
+  /** The key directory; null for an ingest-only process, which serves no keyed request. */
+  directory: AccessDirectory | null;
   /** The key of the demo account, when this start created it. */
   demoKey: string | null;
   /**
    * Work that waits until the server listens: the demo's 30-day past on a
-   * first start (empty history). Resolves when it is done; safe to call twice.
+   * first start (empty history), written while this node records. Resolves
+   * when it is done; safe to call twice.
    */
   startBackground(): Promise<BackfillSummary | null>;
+  /** Hand the ingest lease over at once, before the drain (another node takes over while this one finishes its requests). */
+  stepDown(): Promise<void>;
   close(options?: { dropSchema?: boolean }): Promise<void>;
 }
 
 export interface RuntimeOptions {
+  /** What this process does (PRODUCT §10); `all` unless set. */
+  role?: Role;
   /** PostgreSQL schema to work in: lets test runs share one database without colliding. */
   schema?: string;
   /** The clock every part reads; the system clock unless a test sets one. */
@@ -52,102 +54,145 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Overload thresholds over the defaults (tests lower them). */
   loadShedding?: AppDeps['loadShedding'];
+  /** Stream timings and bounds over the defaults (tests lower them). */
+  stream?: AppDeps['stream'];
+  /** How often the key directory polls the store (default 500 ms; tests of change notices slow it down). */
+  directoryPollMs?: number;
 }
 
-/** Assemble the service from its config: data, sources, store, access, HTTP. Nothing listens yet. */
+/**
+ * Assemble the service from its config: picks the role's parts and the
+ * backends (in process, or Redis when `NERKH_REDIS_URL` is set), nothing
+ * else. Nothing listens yet.
+ *
+ *   ingest (roles `all`, `ingest`): sources → monitor → engine → bus, while this node leads
+ *   serve (roles `all`, `api`):      bus → snapshot tiers → HTTP
+ *
+ * Without Redis the bus, lease, limiter and notices are in-process twins:
+ * one process leads and serves, exactly as a single server always did.
+ */
 export async function startRuntime(config: AppConfig, options: RuntimeOptions = {}): Promise<Runtime> {
+  const role = options.role ?? 'all';
   const time = new ZoneTime(config.timezone, options.clock);
   const logger = options.logger ?? createLogger(config.logLevel);
   const { catalogue, plans, sourcePriority } = loadReferenceData(config);
-
-  const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue) : null;
-  feeder?.start();
 
   const store = await openStore(config, options, time, logger);
   logStoreChanges(store, logger);
   const storeCheck = setInterval(() => void store.ping(time.now()), STORE_CHECK_MS);
   storeCheck.unref();
 
-  const demoKey = config.demo ? await ensureDemoAccount(store) : null;
+  const backends = openBackends(config, role, time, logger);
+  await backends.start();
 
-  const monitor = new SourceMonitor(config.sources, time.clock, { logger });
-  const engine = new RatesEngine(catalogue, monitor, time, sourcePriority);
-  const history = openHistory(store, time, config.history.minuteDays, logger);
-  // Asked before anything is recorded: only a history that was empty gets the demo's past.
-  const demoPast = config.demo && (await store.history.isEmpty().catch(() => false));
-  engine.seedDays(await history.recorder.load());
-  await engine.start();
-  const recordingFrom = time.now();
-  history.recorder.start(engine);
+  // History: only the ingest leader records (a recorder per spell of leadership); every serving node reads the store.
+  const openRecorder = () => openHistory(store, time, config.history.minuteDays, logger).recorder;
+  const past = demoPast(config.demo && backends.lease !== null && (await store.history.isEmpty().catch(() => false)), store, catalogue, time, logger);
+  const ingest = backends.lease
+    ? new IngestRole({ id: backends.id, config, catalogue, sourcePriority, time, logger, lease: backends.lease, bus: backends.bus, openRecorder, onRecording: past.recording })
+    : null;
+
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
-  const snapshots = new SnapshotHistory(engine.current(), longest);
-  engine.onSnapshot((snapshot) => snapshots.push(snapshot));
+  const feed = new SnapshotFeed({ bus: backends.bus, time, sources: config.sources, longestIntervalSeconds: longest, localHealth: (now) => ingest?.health(now) ?? null });
+  feed.start();
+  // A node that leads now starts listening with its first snapshot built; any other serves what the bus brings.
+  await ingest?.start();
 
-  // A reload that fails keeps the last directory; the store's health says why.
-  const directory = new AccessDirectory(store, plans, catalogue, (error) => store.health.failed(error, time.now()));
-  await directory.load();
-  directory.start();
+  const served =
+    role === 'ingest'
+      ? null
+      : await startServing({
+          catalogue,
+          plans,
+          time,
+          logger,
+          store,
+          backends,
+          feed,
+          history: openHistory(store, time, config.history.minuteDays, logger, () => ingest?.recorder ?? null).reader,
+          historyBacklog: () => ingest?.recorder?.backlog() ?? NO_HISTORY_BACKLOG,
+          loadShedding: options.loadShedding,
+          stream: options.stream,
+          directoryPollMs: options.directoryPollMs,
+        });
+  const demoKey = config.demo && served ? await ensureDemoAccount(store, logger) : null;
+  const app =
+    served?.app ??
+    (await buildProbeApp({
+      time,
+      logger,
+      snapshots: feed.snapshots,
+      storeReachable: () => store.health.reachable,
+      metrics: createMetrics(time.clock, (now) => feed.sourceHealth(now), () => feed.snapshots, {
+        usage: noUsage,
+        storeUp: () => store.health.reachable,
+        history: () => ingest?.recorder?.backlog() ?? NO_HISTORY_BACKLOG,
+        cluster: () => backends.cluster(time.now()),
+      }),
+    }));
 
-  const meter = new UsageMeter(store.usage, store.keys, time, store.health);
-  meter.start();
-
-  const sourceHealth = (now: number) => monitor.health(now);
-  const metrics = createMetrics(time.clock, sourceHealth, () => snapshots, {
-    usage: () => meter.backlog(),
-    storeUp: () => store.health.reachable,
-    history: () => history.recorder.backlog(),
-  });
-  const app = await buildApp({
-    time,
-    catalogue,
-    catalogueRenderer: new CatalogueRenderer(catalogue),
-    detailRenderer: new DetailRenderer(catalogue),
-    legacyRenderer: new LegacyRenderer(catalogue),
-    snapshots,
-    sourceHealth,
-    storeReachable: () => store.health.reachable,
-    storeState: () => store.health.state,
-    directory,
-    metrics,
-    limiter: new MemoryLimiter(time),
-    failedAttempts: new FailedAttempts(),
-    meter,
-    usage: store.usage,
-    history: history.reader,
-    logger,
-    loadShedding: options.loadShedding,
-  });
-
-  let closing = false;
-  let background: Promise<BackfillSummary | null> | null = null;
+  let steppedDown: Promise<void> | null = null;
+  const stepDown = () =>
+    (steppedDown ??= (async () => {
+      await ingest?.stop();
+      await backends.stepDown();
+    })());
   return {
     app,
     store,
-    directory,
+    directory: served?.directory ?? null,
     demoKey,
-    startBackground() {
-      // The demo's past is written beside the serving process, a reference at a time (src/demo/backfill.ts).
-      background ??= demoPast
-        ? writeDemoPast(store.history, catalogue, time, logger, { until: recordingFrom, continuation: { recorder: history.recorder, engine }, stopped: () => closing }).catch((error: unknown) => {
-            logger.warn({ part: 'demo', reason: describeStoreError(error) }, 'demo: history backfill stopped; the past stays partial');
-            return null;
-          })
-        : Promise.resolve(null);
-      return background;
-    },
+    startBackground: past.listening,
+    stepDown,
     async close(closeOptions = {}) {
-      closing = true;
-      await background;
+      await past.stop();
+      await stepDown();
       await app.close();
-      // After the last in-flight request: every request served is counted.
-      await meter.stop();
+      await served?.close();
+      feed.stop();
+      await backends.close();
       clearInterval(storeCheck);
-      directory.stop();
-      engine.stop();
-      // After the engine: every value served is recorded.
-      await history.recorder.stop();
-      feeder?.stop();
       await store.close(closeOptions);
+    },
+  };
+}
+
+const noUsage = () => ({ pendingRequests: 0, pendingErrors: 0, droppedRequests: 0, droppedErrors: 0 });
+const NO_HISTORY_BACKLOG = { pendingCandles: 0, droppedCandles: 0, busySeconds: 0 };
+
+/**
+ * The demo's past (src/demo/backfill.ts), for a history that was empty before
+ * anything was recorded: written once, by the first spell of leadership,
+ * beside the serving process (one reference per transaction, yielding
+ * between) once the server listens, and continued by that spell's recorder
+ * and engine.
+ */
+function demoPast(wanted: boolean, store: Store, catalogue: Catalogue, time: ZoneTime, logger: Logger) {
+  let listen!: () => void;
+  const listened = new Promise<void>((resolve) => (listen = resolve));
+  let pending = wanted;
+  let stopping = false;
+  let written: Promise<BackfillSummary | null> = Promise.resolve(null);
+  return {
+    recording(continuation: PastContinuation, until: number, ended: () => boolean): void {
+      if (!pending) return;
+      pending = false;
+      const stopped = () => stopping || ended();
+      written = listened
+        .then(() => (stopped() ? null : writeDemoPast(store.history, catalogue, time, logger, { until, continuation, stopped })))
+        .catch((error: unknown) => {
+          logger.warn({ part: 'demo', reason: describeStoreError(error) }, 'demo: history backfill stopped; the past stays partial');
+          return null;
+        });
+    },
+    listening(): Promise<BackfillSummary | null> {
+      listen();
+      return written;
+    },
+    async stop(): Promise<void> {
+      stopping = true;
+      listen();
+      await written;
     },
   };
 }
@@ -194,10 +239,20 @@ function logStoreChanges(store: Store, logger: Logger): void {
   });
 }
 
-/** Only on a store with no account at all: a `demo` account on `pro`, whose key is returned once. */
-async function ensureDemoAccount(store: Store): Promise<string | null> {
+/**
+ * Only on a store with no account at all: a `demo` account on `pro`, whose key
+ * is returned once. Nodes starting together on one database may race for it:
+ * the one whose insert loses shows no key.
+ */
+async function ensureDemoAccount(store: Store, logger: Logger): Promise<string | null> {
   if ((await store.accounts.count()) > 0) return null;
-  const account = await store.accounts.create('demo', 'pro');
-  const issued = await store.keys.issue(account.id, { label: 'demo' });
-  return issued.key;
+  try {
+    const account = await store.accounts.create('demo', 'pro');
+    const issued = await store.keys.issue(account.id, { label: 'demo' });
+    return issued.key;
+  } catch (error) {
+    if (!(await store.accounts.find('demo').catch(() => null))) throw error;
+    logger.info({ part: 'demo' }, 'the demo account was created by another node');
+    return null;
+  }
 }

@@ -1,4 +1,5 @@
 import { loadConfig } from './config.js';
+import type { Role } from './roles/role.js';
 import { startRuntime } from './runtime.js';
 
 const DRAIN_LIMIT_MS = 9_000;
@@ -6,17 +7,19 @@ const DRAIN_LIMIT_MS = 9_000;
 const STORE_WAIT_MS = 30_000;
 
 /**
- * `nerkh serve`: the only code that listens. On SIGTERM/SIGINT it stops
- * accepting, lets in-flight requests finish, flushes and exits 0 within 10 s.
+ * `nerkh serve`: the only code that listens. On SIGTERM/SIGINT it hands the
+ * ingest lease over (when it holds it), stops accepting, lets in-flight
+ * requests finish, flushes and exits 0 within 10 s.
  */
-export async function serve(): Promise<void> {
+export async function serve(role: Role = 'all'): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
-  const runtime = await startRuntime(config, { storeWaitMs: STORE_WAIT_MS });
+  const runtime = await startRuntime(config, { storeWaitMs: STORE_WAIT_MS, role });
   const address = await runtime.app.listen({ port: config.port, host: config.host });
-  console.log(`nerkh listening on ${address} (ready in ${Date.now() - started} ms)`);
+  const shared = config.redisUrl ? `role ${role}, shared through Redis` : 'one process';
+  console.log(`nerkh listening on ${address} (${shared}; ready in ${Date.now() - started} ms)`);
   void runtime.startBackground();
-  console.log(`  status page: ${address}/status   docs: ${address}/docs`);
+  if (role !== 'ingest') console.log(`  status page: ${address}/status   docs: ${address}/docs`);
   if (config.demo) console.log(`  demo sources under ${config.dataDir}/demo`);
   if (runtime.demoKey) {
     console.log(`  demo account "demo" (plan pro) created; its API key, shown once:`);

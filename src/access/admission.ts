@@ -3,11 +3,11 @@ import { ApiError } from '../domain/errors.js';
 import { checkOrigin, checkService, identify } from './authenticate.js';
 import type { AccessDirectory, KeyAccess } from './directory.js';
 import type { FailedKeyThrottle } from './failed-attempts.js';
-import { appendRateLimitHeaders, type Limiter } from './limiter/limiter.js';
+import { appendRateLimitHeaders, type LimitDecision, type SharedLimiter } from './limiter/limiter.js';
 
 export interface Gatekeepers {
   directory: AccessDirectory;
-  limiter: Limiter;
+  limiter: SharedLimiter;
   failedAttempts: FailedKeyThrottle;
 }
 
@@ -31,7 +31,13 @@ export interface AdmissionRecord {
  * hook and the detail answer both call this.
  *
  * Once the key is identified it is written to `record`, with the limit
- * headers, before any later check can throw.
+ * headers, before any later check can throw (or the promise rejects).
+ *
+ * Returns the key at once in the common case. Only when the shared limiter
+ * must ask Redis first (a burst on a key this node holds no quota for, see
+ * access/limiter/redis.ts) is the answer a promise; callers test for it with
+ * `instanceof Promise`, so the immediate path allocates neither a promise nor
+ * a closure.
  */
 export function admit(
   gate: Gatekeepers,
@@ -41,7 +47,7 @@ export function admit(
   address: string,
   now: number,
   record: AdmissionRecord,
-): KeyAccess {
+): KeyAccess | Promise<KeyAccess> {
   let access: KeyAccess;
   try {
     access = identify(gate.directory, apiKey, now);
@@ -52,6 +58,16 @@ export function admit(
   }
   const decision = gate.limiter.consume(access.id, access.account.limits, now);
   record.access = access;
+  if (decision instanceof Promise) return admitLater(decision, access, service, origin, record);
+  return conclude(decision, access, service, origin, record);
+}
+
+/** The rare path, kept apart so that `admit` itself creates no closure. */
+function admitLater(pending: Promise<LimitDecision>, access: KeyAccess, service: Service, origin: string | undefined, record: AdmissionRecord): Promise<KeyAccess> {
+  return pending.then((decision) => conclude(decision, access, service, origin, record));
+}
+
+function conclude(decision: LimitDecision, access: KeyAccess, service: Service, origin: string | undefined, record: AdmissionRecord): KeyAccess {
   appendRateLimitHeaders(record.headers, decision, access.account.limits);
   checkService(access, service);
   checkOrigin(access, origin);

@@ -33,7 +33,8 @@ const MAX_REMEMBERED_KEYS = 100_000;
 /**
  * Accounts and keys held in memory, keyed by key hash. It reloads whenever
  * the store's revision moves, which every CLI change bumps, so a key issued or
- * revoked in another process works (or stops) within a second.
+ * revoked in another process works (or stops) within a second; with Redis a
+ * change notice makes every node look at once (roles/serve.ts).
  */
 export class AccessDirectory {
   private byHash = new Map<string, KeyAccess>();
@@ -42,12 +43,14 @@ export class AccessDirectory {
   private revision = -1;
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
+  private again = false;
 
   constructor(
     private readonly store: Store,
     private readonly plans: ReadonlyMap<string, Plan>,
     private readonly catalogue: Catalogue,
     private readonly onError: (error: unknown) => void = () => {},
+    private readonly pollMs = POLL_MS,
   ) {}
 
   lookup(hash: string): KeyAccess | undefined {
@@ -99,7 +102,7 @@ export class AccessDirectory {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    this.timer = setInterval(() => void this.poll(), this.pollMs);
     this.timer.unref();
   }
 
@@ -108,12 +111,23 @@ export class AccessDirectory {
     this.timer = null;
   }
 
-  /** Reload if the store changed; a failing store keeps the last loaded directory. */
+  /**
+   * Reload if the store changed; a failing store keeps the last loaded
+   * directory. A call while a poll runs (a change notice arriving as the
+   * timer's poll reads the revision) looks again right after it, so a change
+   * announced meanwhile is never left for the next tick.
+   */
   async poll(): Promise<void> {
-    if (this.polling) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
     this.polling = true;
     try {
-      if ((await this.store.accounts.revision()) !== this.revision) await this.load();
+      do {
+        this.again = false;
+        if ((await this.store.accounts.revision()) !== this.revision) await this.load();
+      } while (this.again);
     } catch (error) {
       this.onError(error);
     } finally {
@@ -169,5 +183,5 @@ export function allowanceFor(plan: Plan, selected: string[] | null, catalogue: C
 
 /** An account whose plan vanished from the config keeps working for nothing rather than failing loads. */
 function unknownPlan(name: string): Plan {
-  return { name, services: [], max_references: 0, default_references: [], refresh_interval_seconds: 60, requests_per_minute: 1, requests_per_day: 1, history_days: 0 };
+  return { name, services: [], max_references: 0, default_references: [], refresh_interval_seconds: 60, requests_per_minute: 1, requests_per_day: 1, history_days: 0, max_streams: 0 };
 }

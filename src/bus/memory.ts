@@ -10,13 +10,21 @@ export class MemorySnapshotBus implements SnapshotBus {
   private readonly listeners = new Set<(shared: SharedSnapshot) => void>();
   readonly healthy = true;
 
-  /** `onListenerError` hears of a listener that threw (the others still get the snapshot). */
-  constructor(private readonly onListenerError: (error: unknown) => void) {}
+  /**
+   * `onListenerError` hears of a listener that threw (the others still get the snapshot).
+   * `firstVersion` is where versions start: the start time in milliseconds keeps them
+   * growing across restarts (stream ids, ETags) with nothing stored, as at most one
+   * snapshot is built a second.
+   */
+  constructor(
+    private readonly onListenerError: (error: unknown) => void,
+    private readonly firstVersion = 1,
+  ) {}
 
   async start(): Promise<void> {}
 
   async publish(shared: SharedSnapshot): Promise<SharedSnapshot> {
-    const version = (this.current?.snapshot.version ?? 0) + 1;
+    const version = Math.max((this.current?.snapshot.version ?? 0) + 1, this.firstVersion);
     const delivered = { ...shared, snapshot: { ...shared.snapshot, version } };
     this.current = delivered;
     deliver(this.listeners, delivered, this.onListenerError);

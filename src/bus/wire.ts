@@ -105,7 +105,13 @@ function sameRate(a: Rate, b: Rate): boolean {
     a.stale_seconds === b.stale_seconds &&
     a.title === b.title &&
     a.unit === b.unit &&
-    a.source_key === b.source_key
+    a.source_key === b.source_key &&
+    a.day_open === b.day_open &&
+    a.day_high === b.day_high &&
+    a.day_low === b.day_low &&
+    a.prev_close === b.prev_close &&
+    a.change === b.change &&
+    a.change_percent === b.change_percent
   );
 }
 

@@ -53,6 +53,7 @@ export function accountCommands(program: Command): void {
         checkPlan(context, options.plan);
         if (await context.store.accounts.find(username)) throw new UsageError(`account "${username}" already exists`);
         const account = await context.store.accounts.create(username, options.plan);
+        context.changed('accounts');
         if (options.json) printJson(account);
         else console.log(`account ${account.username} created on plan ${account.plan}`);
       }),
@@ -107,6 +108,7 @@ export function accountCommands(program: Command): void {
         if (limit !== null && selected && selected.length > limit) throw new UsageError(`${selected.length} references selected but the plan allows ${limit}`);
 
         const updated = (await context.store.accounts.update(username, changes))!;
+        context.changed('accounts');
         if (options.json) printJson(updated);
         else console.log(`account ${updated.username} updated: ${describeAccount(updated)}`);
       }),

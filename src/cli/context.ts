@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { NoticeKind } from '../bus/notices.js';
 import { loadReferenceData } from '../config-checks.js';
 import { loadConfig, type AppConfig } from '../config.js';
 import type { Plan } from '../domain/plan.js';
@@ -8,6 +9,7 @@ import { redactUrl } from '../store/errors.js';
 import { Store } from '../store/store.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { UsageError } from './output.js';
+import { announce } from './announce.js';
 
 /** What an admin command works with: the same config, plans and store as the server. */
 export interface CliContext {
@@ -16,10 +18,12 @@ export interface CliContext {
   plans: Map<string, Plan>;
   store: Store;
   time: ZoneTime;
+  /** Note a change the servers must see: announced to every one of them once the command succeeds. */
+  changed(kind: NoticeKind): void;
 }
 
 /** The config, catalogue and plans, without the store (for commands that read no account). */
-export function referenceContext(): Omit<CliContext, 'store'> {
+export function referenceContext(): Omit<CliContext, 'store' | 'changed'> {
   const config = loadConfig();
   const { catalogue, plans } = loadReferenceData(config);
   return { config, catalogue, plans, time: new ZoneTime(config.timezone) };
@@ -39,11 +43,15 @@ export async function withContext<T>(work: (context: CliContext) => Promise<T>):
     );
   }
   const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const changes = new Set<NoticeKind>();
+  let result: T;
   try {
-    return await work({ ...reference, store });
+    result = await work({ ...reference, store, changed: (kind) => changes.add(kind) });
   } finally {
     await store.close();
   }
+  await announce(config, changes);
+  return result;
 }
 
 /** Where the commands look: printed by `nerkh --help`, so a wrong directory shows before it bites. */

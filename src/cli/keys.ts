@@ -41,6 +41,7 @@ export function keyCommands(program: Command): void {
         if (options.label !== undefined && options.label.length > 100) throw new UsageError('--label is longer than 100 characters');
         const expiresAt = options.expires === undefined ? null : parseExpiry(options.expires, context.time);
         const issued = await context.store.keys.issue(account.id, { label: options.label ?? null, expiresAt });
+        context.changed('keys');
         if (options.json) {
           printJson({ id: issued.id, key: issued.key, username: account.username, label: issued.label, created_at: context.time.format(issued.created_at), expires_at: issued.expires_at === null ? null : context.time.format(issued.expires_at) });
         } else {
@@ -81,6 +82,7 @@ export function keyCommands(program: Command): void {
         const key = await context.store.keys.find(id);
         if (!key) throw new UsageError(`no key "${id}"`);
         const revoked = await context.store.keys.revoke(id);
+        context.changed('keys');
         if (options.json) printJson({ id, revoked: true, already_revoked: !revoked });
         else console.log(revoked ? `key ${id} revoked` : `key ${id} was already revoked`);
       }),

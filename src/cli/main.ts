@@ -1,13 +1,15 @@
+import cluster from 'node:cluster';
 import { Command, CommanderError } from 'commander';
 import { CatalogueError } from '../catalogue/load.js';
 import { ConfigError, loadConfig } from '../config.js';
+import { ROLES, type Role } from '../roles/role.js';
 import { describeStoreError, StoreUnavailableError } from '../store/errors.js';
 import { accountCommands } from './accounts.js';
 import { describeSetup } from './context.js';
 import { demoFeedCommand } from './demo-feed.js';
 import { historyCommands } from './history.js';
 import { keyCommands } from './keys.js';
-import { UsageError } from './output.js';
+import { SetupError, UsageError } from './output.js';
 import { planCommands } from './plans.js';
 import { usageCommand } from './usage.js';
 
@@ -29,9 +31,25 @@ const program = new Command('nerkh')
 program
   .command('serve')
   .description('run the HTTP service (config: NERKH_CONFIG or ./nerkh.config.json, else the built-in demo)')
-  .action(async () => {
+  .option('--role <role>', `what this process does: ${ROLES.join(', ')} (api: serve only; ingest: read the sources and publish, when leader)`, 'all')
+  .option('--workers <n>', 'run N serving processes on this host (N > 1 needs NERKH_REDIS_URL)', '1')
+  .action(async (options: { role: string; workers: string }) => {
+    if (!(ROLES as readonly string[]).includes(options.role)) throw new UsageError(`invalid --role "${options.role}": ${ROLES.join(', ')}`);
+    const workers = Number(options.workers);
+    if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`invalid --workers "${options.workers}": an integer from 1 to 64`);
+    const role = options.role as Role;
+    // Several processes must share limits, snapshots and notices, and a role apart has others to share with: only Redis lets them.
+    const needsRedis = workers > 1 ? '--workers' : role !== 'all' ? `--role ${role}` : null;
+    if (needsRedis && cluster.isPrimary && !loadConfig().redisUrl) {
+      throw new SetupError(`${needsRedis} needs NERKH_REDIS_URL (nodes share limits and snapshots through Redis)`);
+    }
+    if (workers > 1 && cluster.isPrimary) {
+      const { runWorkers } = await import('../workers.js');
+      await runWorkers(workers, process.argv.slice(2));
+      return;
+    }
     const { serve } = await import('../server.js');
-    await serve();
+    await serve(role);
   });
 accountCommands(program);
 keyCommands(program);
@@ -44,7 +62,7 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof CatalogueError || error instanceof StoreUnavailableError) {
+  if (error instanceof UsageError || error instanceof SetupError || error instanceof ConfigError || error instanceof CatalogueError || error instanceof StoreUnavailableError) {
     console.error(`nerkh: ${error.message}`);
     process.exit(error instanceof UsageError ? 1 : 2);
   }

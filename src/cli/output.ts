@@ -1,6 +1,9 @@
 /** A failure the user caused: printed as one line, exit code 1, never a stack trace. */
 export class UsageError extends Error {}
 
+/** A setup the command cannot run with (a missing service it needs): one line, exit code 2. */
+export class SetupError extends Error {}
+
 export function printTable(rows: Record<string, unknown>[], columns: string[]): void {
   if (rows.length === 0) {
     console.log('(none)');

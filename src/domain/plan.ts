@@ -16,6 +16,8 @@ export interface Plan {
   requests_per_day: number | null;
   /** How many days back history (`from`, `at`) reaches; 0: today only; null: unlimited. */
   history_days: number | null;
+  /** Concurrent push streams per account (service `stream`). */
+  max_streams: number;
 }
 
 /** Any plan number may be overridden for one account. */
@@ -31,6 +33,7 @@ export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { 
     requests_per_minute: 60,
     requests_per_day: 10_000,
     history_days: 0,
+    max_streams: 0,
   },
   pro: {
     name: 'pro',
@@ -41,6 +44,7 @@ export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { 
     requests_per_minute: 600,
     requests_per_day: 200_000,
     history_days: 365,
+    max_streams: 5,
   },
   enterprise: {
     name: 'enterprise',
@@ -51,6 +55,7 @@ export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { 
     requests_per_minute: 6_000,
     requests_per_day: null,
     history_days: null,
+    max_streams: 100,
   },
 };
 

@@ -6,10 +6,21 @@ import { Buckets } from './buckets.js';
 import { HistoryReader } from './reader.js';
 import { HistoryRecorder } from './recorder.js';
 
-/** The recorder (fed by the engine) and the reader (for HTTP) over one store. */
-export function openHistory(store: Store, time: ZoneTime, minuteDays: number, logger: Logger): { recorder: HistoryRecorder; reader: HistoryReader } {
+/**
+ * A recorder (fed by the engine) and a reader (for HTTP) over one store. The
+ * reader overlays `readerRecorder`'s unwritten candles, the new recorder's
+ * unless given (a node reads through whichever recorder its current spell of
+ * leadership has, or none).
+ */
+export function openHistory(
+  store: Store,
+  time: ZoneTime,
+  minuteDays: number,
+  logger: Logger,
+  readerRecorder?: () => HistoryRecorder | null,
+): { recorder: HistoryRecorder; reader: HistoryReader } {
   const recorder = new HistoryRecorder(store.history, time, store.health, minuteDays, (error) =>
     logger.warn({ part: 'history', reason: describeStoreError(error) }, 'history store not usable; recording goes on in memory'),
   );
-  return { recorder, reader: new HistoryReader(store.history, new Buckets(time), store.health, minuteDays, recorder) };
+  return { recorder, reader: new HistoryReader(store.history, new Buckets(time), store.health, minuteDays, readerRecorder ?? recorder) };
 }

@@ -41,16 +41,33 @@ export class HistoryReader {
   private readonly cache: BlockCache;
   private revision = -1;
   private revisionCheckedAt = -Infinity;
+  private readonly recorderOf: () => HistoryRecorder | null;
+  private lastRecorder: HistoryRecorder | null = null;
 
   constructor(
     private readonly repository: HistoryRepository,
     readonly buckets: Buckets,
     private readonly health: StoreHealth,
     readonly minuteDays: number,
-    private readonly recorder: HistoryRecorder | null = null,
+    recorder: HistoryRecorder | null | (() => HistoryRecorder | null) = null,
     maxCachedCandles = MAX_CACHED_CANDLES,
   ) {
     this.cache = new BlockCache(maxCachedCandles);
+    this.recorderOf = typeof recorder === 'function' ? recorder : () => recorder;
+  }
+
+  /**
+   * The recorder of this process now: with several nodes only the ingest
+   * leader records, and each spell of leadership has a recorder of its own.
+   * Its versions start again at 0, so a change of recorder empties the cache.
+   */
+  private get recorder(): HistoryRecorder | null {
+    const recorder = this.recorderOf();
+    if (recorder !== this.lastRecorder) {
+      this.lastRecorder = recorder;
+      this.cache.clear();
+    }
+    return recorder;
   }
 
   /** A source's values served per ten minutes over the last six hours (oldest first); null where this process does not record. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admit, type AdmissionRecord } from '../access/admission.js';
 import type { AppDeps } from './deps.js';
+import { redactUrl } from './url.js';
 
 /**
  * Runs the admission checks on every keyed route before request validation,
@@ -16,7 +17,9 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
     if (!config.service || config.admitsItself) return;
     const record: AdmissionRecord = { access: null, headers: [] };
     try {
-      admit(deps, config.service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), record);
+      const admitted = admit(deps, config.service, request.headers['x-api-key'], request.headers.origin, request.ip, deps.time.now(), record);
+      // Only when the shared limiter asks Redis first (rare).
+      if (admitted instanceof Promise) await admitted;
     } finally {
       request.access = record.access;
       const headers = record.headers;
@@ -28,7 +31,7 @@ export function installAccessHook(app: FastifyInstance, deps: AppDeps): void {
     const access = request.access;
     if (!access) return;
     const service = request.meteredAs ?? request.routeOptions.config.service!;
-    const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: request.originalUrl } : null;
+    const failure = reply.statusCode >= 400 ? { status: reply.statusCode, error: request.failure ?? 'UNKNOWN_ERROR', path: redactUrl(request.originalUrl) } : null;
     deps.meter.record(access.account.id, access.id, service, deps.time.now(), failure);
   });
 }

@@ -49,22 +49,43 @@ const cacheControls: string[] = [];
  * `GET /v1/rates/{keys}`, framework-free: the raw node:http path and the
  * Fastify route (GET and HEAD) both call this and write only what it returns.
  * Checks run in the documented order: key, plan, origin and limit (admission),
- * then the query and the keys segment, then resolution. Never throws: an
- * unexpected failure is logged and answered as INTERNAL_ERROR.
+ * then the query and the keys segment, then resolution. Never throws (nor
+ * rejects): an unexpected failure is logged and answered as INTERNAL_ERROR.
+ *
+ * The answer comes at once, except when admission waits for the shared
+ * limiter (rare, see access/admission.ts): then it is a promise.
  */
-export function answerDetail(deps: DetailDeps, request: DetailRequest): DetailAnswer {
-  const now = request.now;
+export function answerDetail(deps: DetailDeps, request: DetailRequest): DetailAnswer | Promise<DetailAnswer> {
   // The answer doubles as the admission record: admission fills in the key and the limit headers.
   const answer: DetailAnswer = { status: 200, headers: ['x-request-id', request.requestId], body: null, access: null, failure: null };
-  const headers = answer.headers;
-  if (request.origin !== undefined) headers.push('access-control-allow-origin', request.origin, 'vary', 'Origin', 'access-control-expose-headers', EXPOSED_HEADERS);
-  let admittedHeaders = -1;
+  if (request.origin !== undefined) answer.headers.push('access-control-allow-origin', request.origin, 'vary', 'Origin', 'access-control-expose-headers', EXPOSED_HEADERS);
+  let admitted: KeyAccess | Promise<KeyAccess>;
   try {
-    const account = admit(deps, 'detail', request.apiKey, request.origin, request.address, now, answer).account;
-    admittedHeaders = headers.length;
+    admitted = admit(deps, 'detail', request.apiKey, request.origin, request.address, request.now, answer);
+  } catch (caught) {
+    return fail(deps, request, answer, caught, -1);
+  }
+  if (admitted instanceof Promise) return answerLater(deps, request, answer, admitted);
+  return respond(deps, request, answer, admitted);
+}
+
+/** The rare path, kept apart so that `answerDetail` itself creates no closure. */
+function answerLater(deps: DetailDeps, request: DetailRequest, answer: DetailAnswer, admitted: Promise<KeyAccess>): Promise<DetailAnswer> {
+  return admitted.then(
+    (access) => respond(deps, request, answer, access),
+    (caught: unknown) => fail(deps, request, answer, caught, -1),
+  );
+}
+
+/** Everything after admission: the query, the keys segment, the prepared body. */
+function respond(deps: DetailDeps, request: DetailRequest, answer: DetailAnswer, access: KeyAccess): DetailAnswer {
+  const now = request.now;
+  const headers = answer.headers;
+  const admittedHeaders = headers.length;
+  try {
     if (request.query !== null) rejectQuery(request.query);
-    const interval = account.plan.refresh_interval_seconds;
-    const prepared = deps.detailRenderer.prepare(deps.snapshots.forInterval(interval, now), keysSegment(request.path), account.allowance);
+    const interval = access.account.plan.refresh_interval_seconds;
+    const prepared = deps.detailRenderer.prepare(deps.snapshots.forInterval(interval, now), keysSegment(request.path), access.account.allowance);
     headers.push('cache-control', cacheControl(secondsToBoundary(interval, now)), 'etag', prepared.etag);
     if (matchesEtag(request.ifNoneMatch, prepared.etag)) {
       answer.status = 304;
@@ -75,12 +96,19 @@ export function answerDetail(deps: DetailDeps, request: DetailRequest): DetailAn
     }
   } catch (caught) {
     // Headers of a success cut short go; the limit headers stay.
-    if (admittedHeaders >= 0) headers.length = admittedHeaders;
-    const error = caught instanceof ApiError ? caught : internalError(deps, caught, request.requestId);
-    answer.status = error.statusCode;
-    answer.body = appendError(headers, error, request.requestId, deps.time.format(now));
-    answer.failure = { status: error.statusCode, error: error.code, path: request.query === null ? request.path : `${request.path}?${request.query}` };
+    return fail(deps, request, answer, caught, admittedHeaders);
   }
+  return answer;
+}
+
+/** An error answer; `keepHeaders` (when ≥ 0) cuts the headers back to what admission left. */
+function fail(deps: DetailDeps, request: DetailRequest, answer: DetailAnswer, caught: unknown, keepHeaders: number): DetailAnswer {
+  const headers = answer.headers;
+  if (keepHeaders >= 0) headers.length = keepHeaders;
+  const error = caught instanceof ApiError ? caught : internalError(deps, caught, request.requestId);
+  answer.status = error.statusCode;
+  answer.body = appendError(headers, error, request.requestId, deps.time.format(request.now));
+  answer.failure = { status: error.statusCode, error: error.code, path: request.query === null ? request.path : `${request.path}?${request.query}` };
   return answer;
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { errorAnswer, writeAnswer } from './answer.js';
-import { answerDetail, DETAIL_PREFIX, readDetailRequest, type DetailAnswer } from './answer-detail.js';
+import { answerDetail, DETAIL_PREFIX, readDetailRequest, type DetailAnswer, type DetailRequest } from './answer-detail.js';
 import { MISSING_HOST, requestIdFor } from './context.js';
 import type { AppDeps } from './deps.js';
 
@@ -50,16 +50,26 @@ function serveDetail(deps: AppDeps, state: FastPathState, request: IncomingMessa
   const input = readDetailRequest(request.rawHeaders, url, null, request.socket.remoteAddress ?? '', now);
   input.requestId = requestIdFor(input.requestId);
   // An HTTP/1.1 request without Host is refused before anything else (RFC 9112 §3.2), as Fastify's routes do.
-  const answer: DetailAnswer =
+  const answer =
     input.hasHost || request.httpVersionMinor === 0 ? answerDetail(deps, input) : { ...errorAnswer(MISSING_HOST, input.requestId, deps.time.format(now)), access: null, failure: null };
-  writeAnswer(response, answer);
   if (!input.hasBody) skipDrain(request);
+  if (answer instanceof Promise) finishLater(deps, state, response, input, answer, started);
+  else finish(deps, state, response, input, answer, started);
+}
+
+/** The rare answer that waited for the shared limiter: written when it comes (it never rejects). */
+function finishLater(deps: AppDeps, state: FastPathState, response: ServerResponse, input: DetailRequest, answer: Promise<DetailAnswer>, started: number): void {
+  void answer.then((settled) => finish(deps, state, response, input, settled, started));
+}
+
+function finish(deps: AppDeps, state: FastPathState, response: ServerResponse, input: DetailRequest, answer: DetailAnswer, started: number): void {
+  writeAnswer(response, answer);
   const access = answer.access;
-  if (access) deps.meter.record(access.account.id, access.id, 'detail', now, answer.failure);
+  if (access) deps.meter.record(access.account.id, access.id, 'detail', input.now, answer.failure);
   const ms = performance.now() - started;
   deps.metrics.observe(ROUTE, 'GET', answer.status, ms / 1000);
   // The same one line per request as the Fastify routes write (not even built below level info).
-  if (state.logRequests) state.log?.info({ reqId: input.requestId, method: 'GET', url, status: answer.status, ms: Math.round(ms * 100) / 100 }, 'request');
+  if (state.logRequests) state.log?.info({ reqId: input.requestId, method: 'GET', url: input.path, status: answer.status, ms: Math.round(ms * 100) / 100 }, 'request');
 }
 
 /**

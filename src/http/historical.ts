@@ -29,7 +29,9 @@ export function historyCacheSeconds(end: number, refreshIntervalSeconds: number,
 export async function answerAt(deps: AppDeps, request: FastifyRequest, reply: FastifyReply, input: DetailRequest): Promise<FastifyReply> {
   const record: AdmissionRecord = { access: null, headers: [] };
   try {
-    admit(deps, 'history', input.apiKey, input.origin, input.address, input.now, record);
+    const admitted = admit(deps, 'history', input.apiKey, input.origin, input.address, input.now, record);
+    // Only when the shared limiter asks Redis first (rare).
+    if (admitted instanceof Promise) await admitted;
     const params = new URLSearchParams(input.query ?? '');
     for (const [name] of params) if (name !== 'at') throw unknownParameter(name, ['at']);
     let segment: string;

@@ -3,8 +3,10 @@ import type { Clock } from '../domain/clock.js';
 import type { HistoryBacklog } from '../history/recorder.js';
 import type { UsageBacklog } from '../usage/meter.js';
 import type { SnapshotHistory } from '../live/history.js';
+import type { ClusterState } from '../render/status.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import { RequestMetrics } from './request-metrics.js';
+import type { StreamCounts } from '../stream/hub.js';
 
 export interface Metrics {
   registry: Registry;
@@ -17,6 +19,8 @@ export interface BackgroundReadings {
   storeUp(): boolean;
   /** The history recorder's unwritten candles, where this process records. */
   history?(): HistoryBacklog;
+  /** The nodes and Redis as this node sees them; absent in tests of a bare engine. */
+  cluster?(): ClusterState;
 }
 
 /** Prometheus metrics: requests by route and status, latency, source health (age, state, lost values), store and usage backlog, read at scrape time. */
@@ -83,6 +87,44 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
       this.set(background.storeUp() ? 1 : 0);
     },
   });
+  const cluster = background.cluster;
+  if (cluster) {
+    new Gauge({
+      name: 'nerkh_snapshot_version',
+      help: 'Version of the newest snapshot this node serves (grows across ingest leaders; 0 before the first)',
+      registers: [registry],
+      collect() {
+        this.set(snapshots().latest().version);
+      },
+    });
+    new Gauge({
+      name: 'nerkh_ingest_leader',
+      help: '1 while this node is the ingest leader (reads the sources and publishes snapshots), else 0',
+      registers: [registry],
+      collect() {
+        const state = cluster();
+        this.set(state.nodes.some((node) => node.id === state.self && node.leader) ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'nerkh_nodes',
+      help: 'Live nodes of the deployment, as this node last saw them',
+      registers: [registry],
+      collect() {
+        this.set(cluster().nodes.length);
+      },
+    });
+    new Gauge({
+      name: 'nerkh_redis_up',
+      help: '1 while Redis answers, 0 while it does not (each node then serves its latest snapshot and limits keys to its share); absent without Redis',
+      registers: [registry],
+      collect() {
+        this.reset();
+        const redis = cluster().redis;
+        if (redis !== null) this.set(redis === 'active' ? 1 : 0);
+      },
+    });
+  }
   const backlog: [string, string, keyof UsageBacklog][] = [
     ['nerkh_usage_pending_requests', 'Requests counted in memory and not yet written to the store', 'pendingRequests'],
     ['nerkh_usage_pending_error_entries', 'Error-log entries held in memory and not yet written to the store', 'pendingErrors'],
@@ -118,4 +160,33 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
     registry,
     observe: (route, method, status, seconds) => requests.observe(route, method, status, seconds),
   };
+}
+
+/** Push streams, read at scrape time: open now, events sent and subscribers dropped since start. */
+export function registerStreamMetrics(registry: Registry, counts: () => StreamCounts): void {
+  new Gauge({
+    name: 'nerkh_streams_open',
+    help: 'Open push streams (GET /v1/stream) on this process',
+    registers: [registry],
+    collect() {
+      this.set(counts().open);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_events_sent_total',
+    help: 'Stream events written to subscribers since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().events);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_subscribers_dropped_total',
+    help: 'Stream subscribers dropped for not reading: buffered bytes over the bound, or a buffer full past the stall time',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      for (const [reason, count] of Object.entries(counts().dropped)) this.set({ reason }, count);
+    },
+  });
 }

@@ -136,6 +136,22 @@ export const StatusResponse = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    nodes: Type.Array(
+      Type.Object(
+        {
+          id: Type.String({ description: 'Host, process id and a random tail.' }),
+          role: Type.String({ description: '`all`, `api` or `ingest`.' }),
+          leader: Type.Boolean({ description: 'Whether this node is the ingest leader: it reads the sources and publishes every snapshot.' }),
+          version: Type.Union([Type.Integer(), Type.Null()], { description: 'The snapshot version the node serves; null before its first.' }),
+          last_seen: Timestamp,
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The live processes of this deployment (one without Redis).' },
+    ),
+    redis: Type.Union([Type.Object({ state: State }, { additionalProperties: false }), Type.Null()], {
+      description: 'Redis, which the nodes share limits, snapshots and change notices through; null when the service runs as one process without it. While `down`, each node serves its latest snapshot and limits each key to its share.',
+    }),
   },
   { $id: 'StatusResponse', additionalProperties: false },
 );

@@ -1,4 +1,8 @@
+import { ApiError } from '../domain/errors.js';
 import type { Snapshot } from './snapshot.js';
+
+/** What a node shows before it holds any snapshot: no rates, version 0. */
+const NONE: Snapshot = { version: 0, builtAt: 0, rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
 
 /**
  * Recent snapshots, so each refresh tier can be shown the snapshot as of the
@@ -9,10 +13,17 @@ export class SnapshotHistory {
   private snapshots: Snapshot[];
   private readonly tiers = new Map<number, { boundary: number; snapshot: Snapshot }>();
   private readonly keepMs: number;
+  private readonly listeners = new Set<(snapshot: Snapshot) => void>();
 
-  constructor(initial: Snapshot, longestIntervalSeconds: number) {
-    this.snapshots = [initial];
+  /** `initial` null: a node that has received nothing yet, which answers 503 until the first `push`. */
+  constructor(initial: Snapshot | null, longestIntervalSeconds: number) {
+    this.snapshots = initial ? [initial] : [];
     this.keepMs = Math.max(1, longestIntervalSeconds) * 1000;
+  }
+
+  /** Whether any snapshot has arrived (a node is ready only then). */
+  get held(): boolean {
+    return this.snapshots.length > 0;
   }
 
   push(snapshot: Snapshot): void {
@@ -23,14 +34,23 @@ export class SnapshotHistory {
     while (first + 1 < this.snapshots.length && this.snapshots[first + 1]!.builtAt <= horizon) first++;
     if (first > 0) this.snapshots = this.snapshots.slice(first);
     this.tiers.clear();
+    for (const listener of this.listeners) listener(snapshot);
   }
 
+  /** Called after every push, once the snapshot is visible here; returns the unsubscribe. */
+  onPush(listener: (snapshot: Snapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The newest snapshot; an empty one (version 0) before any arrived. */
   latest(): Snapshot {
-    return this.snapshots[this.snapshots.length - 1]!;
+    return this.snapshots[this.snapshots.length - 1] ?? NONE;
   }
 
   /** The snapshot a caller with this refresh interval sees now; 0 means live. */
   forInterval(intervalSeconds: number, now: number): Snapshot {
+    if (this.snapshots.length === 0) throw new ApiError('SERVICE_UNAVAILABLE', 'No rate data has been received yet; retry shortly.', { 'retry-after': '1' });
     if (intervalSeconds <= 0) return this.latest();
     const intervalMs = intervalSeconds * 1000;
     const boundary = now - (now % intervalMs);

@@ -1,5 +1,6 @@
 import { etagOf, fnv1a } from '../domain/hash.js';
 import { formatAge, type ZoneTime } from '../domain/time.js';
+import type { NodeInfo } from '../bus/nodes.js';
 import type { Snapshot } from '../live/snapshot.js';
 import type { SourceHealth, SourceState } from '../sources/monitor.js';
 import type { StoreState } from '../store/health.js';
@@ -10,6 +11,16 @@ export interface EndpointState {
   state: SourceState;
 }
 
+/** The processes serving this deployment, as one node sees them (PRODUCT §10). */
+export interface ClusterState {
+  /** This node's id. */
+  self: string;
+  /** Every live node; one (this one) without Redis. */
+  nodes: readonly NodeInfo[];
+  /** Redis as this node reaches it; null when the service runs without Redis. */
+  redis: 'active' | 'down' | null;
+}
+
 export interface ServiceStatus {
   service: { state: SourceState; message: string };
   last_check: number | null;
@@ -17,6 +28,8 @@ export interface ServiceStatus {
   endpoints: EndpointState[];
   store: StoreState;
   sources: SourceHealth[];
+  nodes: readonly NodeInfo[];
+  redis: 'active' | 'down' | null;
 }
 
 export const PUBLIC_ENDPOINTS = [
@@ -30,10 +43,12 @@ export const PUBLIC_ENDPOINTS = [
 /**
  * Health of the whole service from its parts: rate endpoints are down with no
  * usable data, degraded while some rate is served stale; the store-backed
- * usage endpoint follows the store. The banner is "all services active" only
- * when every endpoint and every source is active.
+ * usage endpoint follows the store. With several nodes, Redis out of reach or
+ * no ingest leader among the live nodes degrades the service too (values
+ * then stop moving). The banner is "all services active" only when every
+ * endpoint and every source is active.
  */
-export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], store: StoreState): ServiceStatus {
+export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], store: StoreState, cluster: ClusterState | null = null): ServiceStatus {
   const anyData = snapshot.counts.ok + snapshot.counts.stale > 0;
   const rateState: SourceState = !anyData ? 'down' : snapshot.counts.stale > 0 ? 'degraded' : 'active';
   const stateOf: Record<string, SourceState> = {
@@ -45,7 +60,10 @@ export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], store
   };
   const endpoints = PUBLIC_ENDPOINTS.map(({ name, path }) => ({ name, path, state: stateOf[name]! }));
   const storePart = { name: 'store', state: (store.reachable ? 'active' : 'down') as SourceState };
-  const troubled = [storePart, ...endpoints, ...sources].filter((part) => part.state !== 'active');
+  const shared: { name: string; state: SourceState }[] = [];
+  if (cluster?.redis === 'down') shared.push({ name: 'redis', state: 'down' });
+  else if (cluster && !cluster.nodes.some((node) => node.leader)) shared.push({ name: 'ingest', state: 'down' });
+  const troubled = [storePart, ...shared, ...endpoints, ...sources].filter((part) => part.state !== 'active');
   let state: SourceState = 'active';
   let message = 'all services active';
   if (!anyData || (sources.length > 0 && sources.every((s) => s.state === 'down'))) {
@@ -63,6 +81,8 @@ export function computeStatus(snapshot: Snapshot, sources: SourceHealth[], store
     endpoints,
     store,
     sources,
+    nodes: cluster?.nodes ?? [],
+    redis: cluster?.redis ?? null,
   };
 }
 
@@ -82,6 +102,8 @@ export function renderStatus(status: ServiceStatus, time: ZoneTime, generatedAt:
       age_text: s.age_seconds === null ? 'never' : formatAge(s.age_seconds),
       error: s.error,
     })),
+    nodes: status.nodes.map((node) => ({ id: node.id, role: node.role, leader: node.leader, version: node.version, last_seen: time.format(node.last_seen) })),
+    redis: status.redis === null ? null : { state: status.redis },
   };
   const inner = JSON.stringify(payload).slice(1);
   return { body: `{"success":true,"status":"ok","generated_at":"${generatedAt}",${inner}`, etag: etagOf('s', fnv1a(inner)) };

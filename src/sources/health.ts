@@ -66,3 +66,19 @@ export function assessHealth(facts: HealthFacts, now: number): SourceHealth {
   const error = [reason, ...notes].filter((part) => part !== null).join('; ') || null;
   return { name: facts.name, state, last_update: facts.dataTime, age_seconds: age, error, last_check: facts.lastCheck, dropped: facts.dropped, out_of_range: outOfRange };
 }
+
+/**
+ * A source's health as it stands at `now`, from what was known when `health`
+ * was taken: the age moves on, and active data that has since outlived its
+ * max age is degraded, as the monitor itself would say. A node that serves
+ * the ingest leader's view of the sources shows it this way, so ages stay
+ * honest however long ago the view was shared.
+ */
+export function healthAt(health: SourceHealth, now: number, maxAgeSeconds: number | undefined): SourceHealth {
+  if (health.last_update === null) return health;
+  const age = Math.max(0, Math.floor((now - health.last_update) / 1000));
+  if (health.state === 'active' && maxAgeSeconds !== undefined && age > maxAgeSeconds) {
+    return { ...health, age_seconds: age, state: 'degraded', error: [`data older than ${maxAgeSeconds} s`, health.error].filter((part) => part !== null).join('; ') };
+  }
+  return age === health.age_seconds ? health : { ...health, age_seconds: age };
+}

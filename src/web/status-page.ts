@@ -82,7 +82,13 @@ export function sparkline(series: readonly number[]): string {
 }
 
 /** The public status page: the same facts as /v1/status, for people, in Persian and English. */
-export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number, activity: (source: string) => number[] | null = () => null): string {
+export function renderStatusPage(
+  status: ServiceStatus,
+  time: ZoneTime,
+  now: number,
+  activity: (source: string) => number[] | null = () => null,
+  openStreams: number | null = null,
+): string {
   const banner = BANNER[status.service.state];
   const endpoints = status.endpoints
     .map((e) => `<tr><td data-label="سرویس · Service">${escape(ENDPOINT_TITLES[e.name] ?? e.name)}<div class="en">${escape(e.name)}</div></td><td data-label="مسیر · Path" dir="ltr"><code>${escape(e.path)}</code></td><td data-label="وضعیت · State">${badge(e.state)}</td></tr>`)
@@ -90,6 +96,17 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   const store = status.store.reachable
     ? ''
     : `<p class="meta">${badge('down')} پایگاه داده در دسترس نیست؛ نرخ‌ها از حافظه ارائه می‌شوند و آمار مصرف نگه داشته می‌شود. <span class="en">The account store is unreachable since ${status.store.since === null ? 'start-up' : escape(time.format(status.store.since))}; rates are served from memory and usage is buffered.</span></p>`;
+  const redis =
+    status.redis === 'down'
+      ? `<p class="meta">${badge('down')} Redis در دسترس نیست؛ هر گره آخرین داده خود را ارائه می‌دهد و سهم خود از سقف درخواست‌ها را اعمال می‌کند. <span class="en">Redis is unreachable; each node serves its latest data and limits each key to its share.</span></p>`
+      : '';
+  const nodes = status.nodes
+    .map(
+      (n) =>
+        `<tr><td data-label="شناسه · Id" dir="ltr"><code>${escape(n.id)}</code></td><td data-label="نقش · Role" dir="ltr">${escape(n.role)}</td><td data-label="دریافت داده · Ingest">${n.leader ? 'رهبر <span class="en">leader</span>' : '—'}</td>` +
+        `<td data-label="نسخه · Version" dir="ltr">${n.version === null ? '—' : n.version}</td><td data-label="آخرین پیام · Last seen">${moment(n.last_seen, time)}</td></tr>`,
+    )
+    .join('');
   const sources = status.sources
     .map(
       (s) =>
@@ -150,10 +167,14 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
     <dt>تولید صفحه <span class="en">Generated</span></dt><dd>${moment(now, time)}</dd>
   </dl>
   ${store}
+  ${openStreams === null ? '' : `<p class="meta">جریان‌های باز: ${persianDigits(openStreams)} <span class="en">Open streams: ${openStreams}</span></p>`}
+  ${redis}
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
   <h2>منابع داده زنده <span class="en">Live-data sources</span></h2>
   <table><thead><tr><th>منبع <div class="en">Source</div></th><th>وضعیت <div class="en">State</div></th><th>آخرین به‌روزرسانی <div class="en">Last update</div></th><th>عمر داده <div class="en">Age</div></th><th>خطا <div class="en">Error</div></th><th>۶ ساعت گذشته <div class="en">Last 6 hours</div></th></tr></thead><tbody>${sources}</tbody></table>
+  <h2>گره‌ها <span class="en">Nodes</span></h2>
+  <table><thead><tr><th>شناسه <div class="en">Id</div></th><th>نقش <div class="en">Role</div></th><th>دریافت داده <div class="en">Ingest</div></th><th>نسخه <div class="en">Version</div></th><th>آخرین پیام <div class="en">Last seen</div></th></tr></thead><tbody>${nodes}</tbody></table>
   <p class="meta">این صفحه هر ${persianDigits(REFRESH_SECONDS)} ثانیه به‌روز می‌شود. <span class="en">This page refreshes every ${REFRESH_SECONDS} seconds.</span></p>
 </main>
 </body>

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeSnapshot, encodeSnapshot, versionOf, WireError, withVersion } from '../../src/bus/wire.js';
 import type { SharedSnapshot } from '../../src/bus/snapshot-bus.js';
+import { prepareRate } from '../../src/live/prepare.js';
 import { BIG, realEngine, time } from './fixture.js';
 
 describe('snapshot wire form', () => {
@@ -53,6 +54,22 @@ describe('snapshot wire form', () => {
     const first = decodeSnapshot(withVersion(1, encodeSnapshot(shared)), time, null);
     const second = decodeSnapshot(withVersion(2, encodeSnapshot(shared)), time, first);
     assert.equal(second.snapshot.rates.get('usd_free'), first.snapshot.rates.get('usd_free'));
+  });
+
+  it('carries the market day of every rate, and a change of the day alone is a changed rate', () => {
+    const first = decodeSnapshot(withVersion(1, encodeSnapshot(shared)), time, null);
+    const usd = shared.snapshot.rates.get('usd_free')!.rate;
+    assert.ok(usd.day_open !== null, 'the engine gave the rate its day');
+    assert.deepEqual(
+      [first.snapshot.rates.get('usd_free')!.rate.day_open, first.snapshot.rates.get('usd_free')!.rate.prev_close],
+      [usd.day_open, usd.prev_close],
+    );
+    const rates = new Map(shared.snapshot.rates);
+    rates.set('usd_free', prepareRate({ ...usd, day_high: '999999999999999999' }, time));
+    const moved: SharedSnapshot = { ...shared, snapshot: { ...shared.snapshot, rates } };
+    const second = decodeSnapshot(withVersion(2, encodeSnapshot(moved)), time, first);
+    assert.notEqual(second.snapshot.rates.get('usd_free'), first.snapshot.rates.get('usd_free'));
+    assert.ok(second.snapshot.rates.get('usd_free')!.json.includes('"day_high":999999999999999999'));
   });
 
   it('reads the version from the first bytes and refuses what is not a snapshot', () => {

@@ -40,7 +40,7 @@ for (const dialect of DIALECTS) {
         databaseUrl = url.toString();
       }
       env = cleanEnv({ NERKH_DATA_DIR: join(dir.path, 'var'), ...(databaseUrl ? { NERKH_DATABASE_URL: databaseUrl } : {}) });
-      // The store exists, as `nerkh serve` leaves it: admin commands do not create one.
+      // Only `serve` creates a store (an admin command refuses to): make it as serve does.
       await (await Store.open({ databaseUrl, dataDir: join(dir.path, 'var') })).close();
     });
     after(async () => {

@@ -172,17 +172,17 @@ export class ServerProcess {
 }
 
 /**
- * Start `node bin/nerkh.js serve` with `env` (NERKH_PORT is set here) and wait
+ * Start `node bin/nerkh.js serve [args]` with `env` (NERKH_PORT is set here) and wait
  * for its "nerkh listening on …" line. Only the given NERKH_* variables reach
  * the child (none inherited). A start that fails or hangs throws with
  * everything the child printed. A port taken between choosing and binding is
  * retried on another port.
  */
-export async function startServer(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; args?: string[] } = {}): Promise<ServerProcess> {
   const timeoutMs = options.timeoutMs ?? 15_000;
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN, 'serve'], { cwd: options.cwd ?? ROOT, env: cleanEnv({ ...env, NERKH_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], { cwd: options.cwd ?? ROOT, env: cleanEnv({ ...env, NERKH_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new ServerProcess(child, port);
     const deadline = Date.now() + timeoutMs;
     while (server.running && !/nerkh listening on http:\/\/\S+/.test(server.stdout) && Date.now() < deadline) await sleep(25);

@@ -40,8 +40,8 @@ for (const dialect of DIALECTS) {
       const issued = await runtime.store.keys.issue(account.id);
       key = issued.key;
       await eventually(async () => {
-        await runtime.directory.poll();
-        return runtime.directory.lookup(hashKey(issued.key));
+        await runtime.directory!.poll();
+        return runtime.directory!.lookup(hashKey(issued.key));
       }, 3000);
     });
 

@@ -71,7 +71,7 @@ describe('on an injected clock', () => {
     const account = await harness.store.accounts.create('expiring', 'enterprise');
     const issued = await harness.store.keys.issue(account.id, { expiresAt: clock.now() + MINUTE });
     await eventually(async () => {
-      await harness.runtime.directory.poll();
+      await harness.runtime.directory!.poll();
       return (await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': issued.key } })).statusCode === 200;
     }, 3000);
     clock.advance(MINUTE);

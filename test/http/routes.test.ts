@@ -151,9 +151,9 @@ for (const dialect of DIALECTS) {
         const { key: basic } = await harness.keyFor('default-shop', 'basic');
         const feed = await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': basic } });
         assert.equal(feed.statusCode, 200, feed.body);
-        const plan = harness.runtime.directory.account('default-shop')!.plan;
+        const plan = harness.runtime.directory!.account('default-shop')!.plan;
         assert.equal(plan.default_references.length, 50);
-        assert.equal(harness.runtime.directory.account('default-shop')!.allowance!.size, 50);
+        assert.equal(harness.runtime.directory!.account('default-shop')!.allowance!.size, 50);
       });
     });
 
@@ -334,7 +334,7 @@ for (const dialect of DIALECTS) {
         assert.match(metrics.body, /nerkh_source_age_seconds\{source="alpha"\}/);
         const openapi = json(await harness.app.inject('/openapi.json'));
         assert.equal(openapi.openapi, '3.1.0');
-        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/usage', '/webservice/{username}']);
+        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/webservice/{username}']);
         const docs = await harness.app.inject('/docs/');
         assert.equal(docs.statusCode, 200);
         assert.doesNotMatch(docs.body, /cdn\.|unpkg|jsdelivr/);

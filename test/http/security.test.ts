@@ -13,6 +13,7 @@ const PATHS: Record<string, (username: string) => string> = {
   '/v1/rates/:keys': () => '/v1/rates/usd_free,coin_emami',
   '/v1/status': () => '/v1/status',
   '/v1/usage': () => '/v1/usage',
+  '/v1/stream': () => '/v1/stream?keys=usd_free',
   '/webservice/:username': (username) => `/webservice/${username}`,
   '/v1/rates/:key/history': () => '/v1/rates/usd_free/history?interval=1h',
 };
@@ -49,8 +50,17 @@ function get(base: string, path: string, key: string | undefined, localAddress: 
   return new Promise((resolve, reject) => {
     const outgoing = request({ host: hostname, port, path, localAddress, headers: key ? { 'x-api-key': key } : {}, timeout: 5000 }, (response) => {
       let text = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+      const answer = () => resolve({ status: response.statusCode!, headers: response.headers, text });
+      // A stream never ends by itself: its first bytes are the answer.
+      const streaming = String(response.headers['content-type']).startsWith('text/event-stream');
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+        if (streaming) {
+          answer();
+          outgoing.destroy();
+        }
+      });
+      response.on('end', answer);
     });
     outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer to ${path} within 5 s`)));
     outgoing.on('error', reject).end();
@@ -95,7 +105,7 @@ for (const dialect of DIALECTS) {
       expired = { key: issued.key };
       suspended = await harness.keyFor('suspended-user', 'enterprise', { status: 'suspended' });
       await new Promise((r) => setTimeout(r, 350));
-      await harness.runtime.directory.poll();
+      await harness.runtime.directory!.poll();
       base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     });
     after(() => harness.close());

@@ -72,8 +72,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (changes) await store.accounts.update(username, changes);
       const issued = await store.keys.issue(account.id);
       await eventually(async () => {
-        await runtime.directory.poll();
-        return runtime.directory.lookup(hashKey(issued.key));
+        await runtime.directory!.poll();
+        return runtime.directory!.lookup(hashKey(issued.key));
       }, 3000);
       return { key: issued.key, id: issued.id, accountId: account.id };
     },

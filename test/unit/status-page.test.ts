@@ -22,6 +22,8 @@ function status(state: ServiceStatus['service']['state'], message: string, sourc
     endpoints: PUBLIC_ENDPOINTS.map((e) => ({ ...e, state })),
     store: { reachable: true, since: NOW - 3_600_000, error: null },
     sources,
+    nodes: [],
+    redis: null,
   };
 }
 

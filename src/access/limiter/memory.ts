@@ -1,4 +1,4 @@
-import type { DayClock, LimitDecision, Limiter, LimitSpec } from './limiter.js';
+import type { DayClock, LimitDecision, Limiter, LimitSpec, SharedLimiter } from './limiter.js';
 
 interface Counter {
   minuteEnds: number;
@@ -12,9 +12,11 @@ interface Counter {
  * Windows are wall-clock aligned, so every instance and every restart agree
  * on when a window resets.
  */
-export class MemoryLimiter implements Limiter {
+export class MemoryLimiter implements Limiter, SharedLimiter {
   private readonly counters = new Map<string, Counter>();
   private nextSweep = 0;
+  /** Nothing to lose touch with: one process counts every request. */
+  readonly healthy = true;
 
   constructor(private readonly days: DayClock) {}
 

@@ -4,8 +4,11 @@ import { ApiError } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { errorResponses, HealthResponse, NoQuery } from '../schemas.js';
 
+/** What the probes read: an ingest-only process has these and nothing keyed. */
+export type ProbeDeps = Pick<AppDeps, 'time' | 'snapshots' | 'storeReachable' | 'metrics'>;
+
 /** Probes and metrics: no key, never cached. */
-export function operationalRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
+export function operationalRoutes(deps: ProbeDeps): FastifyPluginAsyncTypebox {
   const ok = () => `{"success":true,"status":"ok","generated_at":"${deps.time.format(deps.time.now())}"}`;
   return async (app) => {
     app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive', querystring: NoQuery, response: { 200: HealthResponse } } }, async (_request, reply) =>
@@ -16,6 +19,7 @@ export function operationalRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
       '/readyz',
       { schema: { tags: ['operations'], summary: 'Data is loaded and the store answers', querystring: NoQuery, response: { 200: HealthResponse, ...errorResponses(503) } } },
       async (_request, reply) => {
+        if (!deps.snapshots.held) throw new ApiError('SERVICE_UNAVAILABLE', 'No snapshot has been received yet.');
         const snapshot = deps.snapshots.latest();
         if (snapshot.counts.ok + snapshot.counts.stale === 0) throw new ApiError('SERVICE_UNAVAILABLE', 'No rate data has been loaded yet.');
         if (!deps.storeReachable()) throw new ApiError('SERVICE_UNAVAILABLE', 'The account store is not reachable.');

@@ -50,7 +50,7 @@ export function ratesRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
         const input = readDetailRequest(request.raw.rawHeaders, mark === -1 ? url : url.slice(0, mark), mark === -1 ? null : url.slice(mark + 1), request.ip, deps.time.now());
         input.requestId = request.id;
         if (input.query !== null && new URLSearchParams(input.query).has('at')) return answerAt(deps, request, reply, input);
-        const answer = answerDetail(deps, input);
+        const answer = await answerDetail(deps, input);
         request.access = answer.access;
         request.failure = answer.failure?.error ?? null;
         return sendAnswer(reply, answer);

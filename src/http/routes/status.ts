@@ -5,9 +5,9 @@ import { sendRendered, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
 import { errorResponses, NoQuery, StatusResponse } from '../schemas.js';
 
-/** GET /v1/status (keyed JSON) and GET /status (public HTML page). */
-export function statusRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
-  const current = (now: number) => computeStatus(deps.snapshots.latest(), deps.sourceHealth(now), deps.storeState());
+/** GET /v1/status (keyed JSON) and GET /status (public HTML page, with `openStreams`: this process's open push streams). */
+export function statusRoutes(deps: AppDeps, openStreams?: () => number): FastifyPluginAsyncTypebox {
+  const current = (now: number) => computeStatus(deps.snapshots.latest(), deps.sourceHealth(now), deps.storeState(), deps.cluster());
 
   return async (app) => {
     app.get(
@@ -31,7 +31,7 @@ export function statusRoutes(deps: AppDeps): FastifyPluginAsyncTypebox {
 
     app.get('/status', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => {
       const now = deps.time.now();
-      const html = renderStatusPage(current(now), deps.time, now, (source) => deps.history.activity(source, now));
+      const html = renderStatusPage(current(now), deps.time, now, (source) => deps.history.activity(source, now), openStreams?.() ?? null);
       return reply.header('cache-control', 'no-cache').header('content-type', 'text/html; charset=utf-8').send(html);
     });
   };

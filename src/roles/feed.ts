@@ -1,0 +1,94 @@
+import type { SharedSnapshot, SnapshotBus } from '../bus/snapshot-bus.js';
+import type { ZoneTime } from '../domain/time.js';
+import { ageSnapshot, sameRates } from '../live/ageing.js';
+import { SnapshotHistory } from '../live/history.js';
+import { healthAt, type SourceHealth } from '../sources/health.js';
+import type { SourceConfig } from '../sources/monitor.js';
+import { REPUBLISH_MS } from './ingest.js';
+
+/** How often a node looks whether it must age its snapshot itself. */
+const AGE_CHECK_MS = 1000;
+/** Nothing heard from the leader for this long (it publishes at least every REPUBLISH_MS): no leader is feeding this node. */
+const QUIET_MS = REPUBLISH_MS * 2 + 1000;
+
+export interface FeedOptions {
+  bus: SnapshotBus;
+  time: ZoneTime;
+  sources: readonly SourceConfig[];
+  /** The longest refresh interval of any plan: how far back the tiers look. */
+  longestIntervalSeconds: number;
+  /** The sources as this node reads them while it is the ingest leader; null when it is not. */
+  localHealth: (now: number) => SourceHealth[] | null;
+}
+
+/**
+ * What a node serves: every snapshot the bus delivers goes into the refresh
+ * tiers (a republished snapshot whose rates did not change leaves them
+ * alone), with the leader's view of its sources.
+ *
+ * Honest ages: while the bus is down, or the leader has gone quiet (dead and
+ * not yet replaced), no new snapshot comes, and the last one would go on
+ * saying its values are as fresh as when it was built. So the node then ages
+ * it itself once a second (live/ageing.ts): values past their source's max
+ * age turn stale and `stale_seconds` keeps counting. Source ages on the
+ * status page are always recomputed at the moment they are shown.
+ */
+export class SnapshotFeed {
+  readonly snapshots: SnapshotHistory;
+  private shared: SharedSnapshot | null = null;
+  private lastHeard = -Infinity;
+  private ticker: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private readonly maxAgeMs: Map<string, number>;
+
+  constructor(private readonly options: FeedOptions) {
+    this.snapshots = new SnapshotHistory(null, options.longestIntervalSeconds);
+    this.maxAgeMs = new Map(options.sources.map((source) => [source.name, source.max_age_seconds * 1000]));
+  }
+
+  /** Take the latest snapshot the bus holds (if any) and every newer one. */
+  start(): void {
+    this.unsubscribe = this.options.bus.subscribe((shared) => this.receive(shared));
+    const latest = this.options.bus.latest();
+    if (latest) this.receive(latest);
+    this.ticker = setInterval(() => this.ageIfQuiet(), AGE_CHECK_MS);
+    this.ticker.unref();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+  }
+
+  /** The sources as the leader last shared them, with ages as of `now` (this node's own monitor while it leads). */
+  sourceHealth(now: number): SourceHealth[] {
+    const local = this.options.localHealth(now);
+    if (local) return local;
+    if (!this.shared) return [];
+    return this.shared.health.map((health) => healthAt(health, now, (this.maxAgeMs.get(health.name) ?? Infinity) / 1000));
+  }
+
+  private receive(shared: SharedSnapshot): void {
+    this.shared = shared;
+    this.lastHeard = this.options.time.now();
+    const history = this.snapshots;
+    if (!history.held) {
+      history.push(shared.snapshot);
+      return;
+    }
+    const served = history.latest();
+    if (sameRates(served, shared.snapshot)) return;
+    // Tiers need build times in order; a snapshot aged here may be newer than the leader's next.
+    history.push(shared.snapshot.builtAt >= served.builtAt ? shared.snapshot : { ...shared.snapshot, builtAt: served.builtAt });
+  }
+
+  private ageIfQuiet(): void {
+    const now = this.options.time.now();
+    const history = this.snapshots;
+    if (!history.held || (this.options.bus.healthy && now - this.lastHeard < QUIET_MS)) return;
+    const served = history.latest();
+    const aged = ageSnapshot(served, now, this.maxAgeMs, this.options.time);
+    if (aged !== served) history.push(aged);
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * @nerkh/client against the real `nerkh serve` process on 127.0.0.1, with
+ * accounts and keys made by the real CLI: every facade method, the error
+ * mapping, and the push stream (snapshot, a change, reconnects with
+ * Last-Event-ID after an idle connection and after a server restart).
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { NerkhClient, NerkhError, type StreamEvent } from '../../clients/typescript/src/index.js';
+import { Store } from '../../src/store/store.js';
+import { tempDir, writeSource } from '../support/env.js';
+import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, freePort, pollUntil, startServer, type ServerProcess } from '../e2e/access-helpers.js';
+
+const PLANS = {
+  tiny: { services: ['catalogue', 'detail', 'usage'], requests_per_minute: 3, refresh_interval_seconds: 1 },
+  single: { services: ['detail', 'stream'], max_streams: 1, refresh_interval_seconds: 1 },
+};
+
+/** The first `count` events of `stream`, then stop; fewer when the stream's signal aborts first. */
+async function take(stream: AsyncIterable<StreamEvent>, count: number, each: (event: StreamEvent, index: number) => void = () => {}): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for await (const event of stream) {
+    events.push(event);
+    each(event, events.length - 1);
+    if (events.length === count) break;
+  }
+  return events;
+}
+
+/** Ends a stream the test forgot, so a missing event fails the test instead of hanging it. */
+const within = (ms: number) => AbortSignal.timeout(ms);
+
+describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () => {
+  const tmp = tempDir('nerkh-client-');
+  const dataDir = join(tmp.path, 'data');
+  const sourcePath = join(tmp.path, 'sources', 'alpha.json');
+  const configPath = join(tmp.path, 'nerkh.config.json');
+  const sourceKeys = catalogueSourceKeys();
+  const values: Record<string, number> = { usd_free: 1_030_000, eur_free: 1_120_000, coin_emami: 880_000_000, gold_18k: 72_500_000 };
+  // Each value keeps its own time until it changes, so a stream's `rates` event holds only what changed.
+  const stamps: Record<string, { value: number; updated_at: string }> = {};
+  const writeValues = () => {
+    for (const [key, value] of Object.entries(values)) if (stamps[key]?.value !== value) stamps[key] = { value, updated_at: new Date().toISOString() };
+    writeSource(sourcePath, Object.fromEntries(Object.entries(stamps).map(([key, item]) => [sourceKeys.get(key)!, item])));
+  };
+  const env: NodeJS.ProcessEnv = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NERKH_') && name !== 'NODE_TEST_CONTEXT')),
+    NERKH_HOST: '127.0.0.1',
+    NERKH_DATA_DIR: dataDir,
+    NERKH_CONFIG: configPath,
+  };
+  const keys: Record<string, string> = {};
+  const servers: ServerProcess[] = [];
+  let port: number;
+  let server: ServerProcess;
+  const client = (user: keyof typeof keys | null, options: Partial<ConstructorParameters<typeof NerkhClient>[0]> = {}) =>
+    new NerkhClient({ baseUrl: server.base, ...(user === null ? {} : { apiKey: keys[user] }), ...options });
+  const start = async () => {
+    server = await startServer(env, port);
+    servers.push(server);
+  };
+  const killAll = () => servers.forEach((s) => s.kill());
+  process.once('exit', killAll);
+
+  before(async () => {
+    assertBuilt();
+    mkdirSync(join(tmp.path, 'sources'), { recursive: true });
+    writeValues();
+    writeFileSync(configPath, JSON.stringify({ sources: [{ name: 'alpha', type: 'file', path: sourcePath, max_age_seconds: 300, poll_seconds: 0.2 }], plans: PLANS }));
+    await (await Store.open({ databaseUrl: null, dataDir })).close();
+    const accounts = { live: 'enterprise', basic: 'basic', tiny: 'tiny', single: 'single' };
+    await Promise.all(Object.entries(accounts).map(([user, plan]) => cliOk(env, ['accounts', 'add', user, '--plan', plan])));
+    for (const user of Object.keys(accounts)) keys[user] = (await cliJson<{ key: string }>(env, ['keys', 'issue', user])).key;
+    port = await freePort();
+    await start();
+  });
+  after(() => {
+    killAll();
+    process.removeListener('exit', killAll);
+    tmp.cleanup();
+  });
+
+  it('catalogue: the references, filtered by the documented query', async () => {
+    const { data, meta } = await client('live').catalogue({ category: 'currency' });
+    assert.equal(data.success, true);
+    assert.ok(data.count > 0 && data.references.every((reference) => reference.category === 'currency'));
+    assert.ok(data.references.some((reference) => reference.key === 'usd_free'));
+    assert.match(meta.etag ?? '', /^(W\/)?"/);
+    assert.ok(meta.requestId);
+  });
+
+  it('rates: one key, several keys, aliases; rate-limit headers and ETag exposed', async () => {
+    const live = client('live');
+    const one = await live.rates('usd_free');
+    assert.deepEqual(one.data.rates.map((rate) => [rate.key, rate.value]), [['usd_free', values.usd_free]]);
+    const alias = await live.rates('usd');
+    assert.equal(alias.data.rates[0]!.key, 'usd_free');
+    const several = await live.rates(['usd_free', 'coin_emami', 'gold_18k']);
+    assert.deepEqual(several.data.rates.map((rate) => rate.key), ['usd_free', 'coin_emami', 'gold_18k']);
+    assert.equal(several.data.rates[1]!.value, values.coin_emami);
+    assert.ok(several.meta.etag);
+    assert.equal(several.meta.rateLimit?.limit, 6000);
+    assert.ok(several.meta.rateLimit!.remaining < 6000 && several.meta.rateLimit!.reset > 0);
+    assert.match(several.meta.rateLimit!.policy ?? '', /minute/);
+    assert.match(several.meta.cacheControl ?? '', /max-age/);
+  });
+
+  it('rates at a past moment answer from history, a Date sent as its ISO text', async () => {
+    // The recorder writes each second; the served value is in history shortly after it was served.
+    await client('live').rates('usd_free');
+    const { value } = await pollUntil(
+      () => client('live').rates('usd_free', { at: new Date() }).then((r) => r.data.rates[0]!),
+      (rate) => rate.value === values.usd_free,
+      5000,
+      200,
+    );
+    assert.equal(value.status, 'historical');
+  });
+
+  it('history: candles of one key over the documented query', async () => {
+    await client('live').rates('eur_free');
+    const { value } = await pollUntil(() => client('live').history('eur_free', { interval: '1m', from: new Date(Date.now() - 3_600_000) }), (r) => r.data.count > 0, 5000, 200, (r) => JSON.stringify(r.data));
+    assert.equal(value.data.key, 'eur_free');
+    assert.equal(value.data.interval, '1m');
+    assert.equal(value.data.candles.at(-1)!.close, values.eur_free);
+    await assert.rejects(client('live').history('eur_free', { interval: '1m', from: '2000-01-01' }), (error: NerkhError) => error.status === 400 && error.code === 'INVALID_PARAMETER');
+  });
+
+  it('usage: the account’s requests per day and service', async () => {
+    const { value } = await pollUntil(() => client('live').usage({ days: 7 }), (r) => r.data.services.some((s) => s.service === 'detail' && s.requests >= 3), 5000, 250, (r) => JSON.stringify(r.data));
+    assert.equal(value.data.account, 'live');
+    assert.equal(value.data.plan, 'enterprise');
+    assert.ok(value.data.daily.at(-1)!.requests >= 3);
+  });
+
+  it('status: the sources as the server sees them', async () => {
+    const { data } = await client('live').status();
+    assert.equal(data.success, true);
+    assert.deepEqual(data.sources.map((source) => source.name), ['alpha']);
+  });
+
+  it('errors: 401, 403 and 404 as one NerkhError with the envelope’s code and request id', async () => {
+    const mapped = async (call: Promise<unknown>, status: number, code: string) => {
+      const error = await call.then(
+        () => assert.fail(`expected ${status} ${code}`),
+        (caught: unknown) => caught,
+      );
+      assert.ok(error instanceof NerkhError, String(error));
+      assert.equal(error.status, status);
+      assert.equal(error.code, code);
+      assert.ok(error.message.length > 0 && !error.message.startsWith('HTTP '), error.message);
+      assert.match(error.requestId ?? '', /\S/);
+      assert.equal(error.requestId, error.headers?.get('x-request-id'));
+      return error;
+    };
+    await mapped(client(null).rates('usd_free'), 401, 'API_KEY_MISSING');
+    await mapped(client(null, { apiKey: 'nrk_' + 'x'.repeat(32) }).rates('usd_free'), 401, 'API_KEY_INVALID');
+    await mapped(client('basic').status(), 403, 'SERVICE_NOT_ACTIVE');
+    await mapped(client('basic').history('usd_free'), 403, 'SERVICE_NOT_ACTIVE');
+    await mapped(client('live').rates('no_such_reference'), 404, 'RATE_NOT_FOUND');
+    await mapped(client('live').rates(Array.from({ length: 11 }, (_, i) => `k${i}`)), 400, 'RATE_KEYS_LIMIT_EXCEEDED');
+    const streamError = await take(client('basic').stream({ keys: 'usd_free', signal: within(10_000) }), 1).then(
+      () => assert.fail('a basic key opened a stream'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(streamError instanceof NerkhError && streamError.status === 403 && streamError.code === 'SERVICE_NOT_ACTIVE', String(streamError));
+  });
+
+  it('429: code, Retry-After in seconds and the spent limit; a wait past the bound is thrown at once', async () => {
+    const tiny = client('tiny', { retries: 0 });
+    // The account's other requests this minute count too: spend whatever is left.
+    let error: unknown = null;
+    for (let i = 0; i < 5 && error === null; i++) error = await tiny.rates('usd_free').then(() => null, (caught: unknown) => caught);
+    assert.ok(error instanceof NerkhError, String(error));
+    assert.equal(error.status, 429);
+    assert.equal(error.code, 'RATE_LIMIT_EXCEEDED');
+    assert.ok(error.retryAfter !== null && error.retryAfter >= 1 && error.retryAfter <= 60, String(error.retryAfter));
+    assert.equal(error.headers?.get('x-ratelimit-remaining'), '0');
+
+    // Default retries, but a bound below the server's wait: no sleeping through it (a new minute may have begun: spend it again).
+    const bounded = client('tiny', { maxRetryWaitMs: 0 });
+    let last: unknown = null;
+    for (let i = 0; i < 5 && last === null; i++) {
+      const started = Date.now();
+      last = await bounded.rates('usd_free').then(() => null, (caught: unknown) => caught);
+      assert.ok(Date.now() - started < 2000, `answered after ${Date.now() - started} ms`);
+    }
+    assert.ok(last instanceof NerkhError && last.status === 429 && last.retryAfter! >= 1, String(last));
+  });
+
+  it('a body that is not the envelope (a proxy’s page) is UNKNOWN_ERROR with the status and x-request-id', async () => {
+    const proxy: Server = createServer((_request, response) => {
+      response.writeHead(502, { 'content-type': 'text/html', 'x-request-id': 'edge-42' });
+      response.end('<html><body>Bad gateway</body></html>');
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const address = proxy.address() as { port: number };
+    try {
+      const nerkh = new NerkhClient({ baseUrl: `http://127.0.0.1:${address.port}`, apiKey: keys.live });
+      await assert.rejects(nerkh.rates('usd_free'), (error: NerkhError) => {
+        assert.equal(error.status, 502);
+        assert.equal(error.code, 'UNKNOWN_ERROR');
+        assert.equal(error.requestId, 'edge-42');
+        assert.equal(error.retryAfter, null);
+        assert.match(error.message, /^HTTP 502/);
+        return true;
+      });
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+    // Nothing listening: a NerkhError too, status 0.
+    const closed = new NerkhClient({ baseUrl: `http://127.0.0.1:${await freePort()}` });
+    await assert.rejects(closed.status(), (error: NerkhError) => error instanceof NerkhError && error.status === 0 && error.code === 'NETWORK_ERROR');
+  });
+
+  it('stream: a snapshot of the requested keys, then only the rates that change', async () => {
+    const stream = client('live').stream({ keys: ['usd_free', 'eur_free'], signal: within(15_000) });
+    const events = await take(stream, 2, (_event, index) => {
+      if (index === 0) {
+        values.usd_free = 1_031_500;
+        writeValues();
+      }
+    });
+    assert.equal(events[0]!.type, 'snapshot');
+    assert.deepEqual(events[0]!.data.rates.map((rate) => rate.key), ['usd_free', 'eur_free']);
+    assert.ok(Number(events[0]!.id) > 0);
+    assert.equal(stream.retryMs, 3000, "the server's retry: is in force");
+    assert.equal(events[1]!.type, 'rates');
+    assert.deepEqual(events[1]!.data.rates.map((rate) => [rate.key, rate.value]), [['usd_free', 1_031_500]]);
+    assert.ok(Number(events[1]!.id) > Number(events[0]!.id));
+  });
+
+  it('stream: one stream past the plan’s cap is TOO_MANY_STREAMS at once; aborting ends the loop quietly', async () => {
+    const controller = new AbortController();
+    const first = client('single').stream({ keys: 'usd_free', signal: controller.signal });
+    const iterator = first[Symbol.asyncIterator]();
+    assert.equal((await iterator.next()).value?.type, 'snapshot');
+    const started = Date.now();
+    const second = await take(client('single').stream({ keys: 'usd_free', signal: within(10_000) }), 1).then(
+      () => assert.fail('a second stream opened'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(second instanceof NerkhError && second.status === 429 && second.code === 'TOO_MANY_STREAMS', String(second));
+    assert.ok(Date.now() - started < 2000, 'not retried');
+    const pending = iterator.next();
+    controller.abort();
+    assert.deepEqual(await pending, { done: true, value: undefined });
+  });
+
+  it('stream: a silent connection is replaced after the server’s retry delay, sending Last-Event-ID', async () => {
+    const sent: (string | null)[] = [];
+    const nerkh = client('live', {
+      fetch: (request) => {
+        sent.push(request.headers.get('last-event-id'));
+        return fetch(request);
+      },
+    });
+    const stream = nerkh.stream({ keys: 'gold_18k', idleTimeoutMs: 400, signal: within(15_000) });
+    const started = Date.now();
+    const events = await take(stream, 2);
+    assert.deepEqual(events.map((event) => event.type), ['snapshot', 'snapshot'], 'a reconnect starts with a fresh snapshot');
+    assert.deepEqual(sent, [null, events[0]!.id]);
+    assert.ok(Date.now() - started >= 3000, `reconnected after ${Date.now() - started} ms, before the 3 s retry`);
+    assert.equal(stream.connections, 2);
+  });
+
+  it('stream: survives a server restart, resuming with Last-Event-ID on the new process', async () => {
+    const sent: (string | null)[] = [];
+    const nerkh = client('live', {
+      fetch: (request) => {
+        sent.push(request.headers.get('last-event-id'));
+        return fetch(request);
+      },
+    });
+    const stream = nerkh.stream({ keys: ['usd_free', 'coin_emami'], signal: within(30_000) });
+    let firstPid = 0;
+    const events = await take(stream, 2, (_event, index) => {
+      if (index === 0) {
+        firstPid = server.child.pid!;
+        // SIGTERM closes every open stream at once; the client retries until the new process answers.
+        void server.stop().then(async () => {
+          values.coin_emami = 881_000_000;
+          writeValues();
+          await start();
+        });
+      }
+    });
+    assert.notEqual(server.child.pid, firstPid, 'a new process answered');
+    assert.deepEqual(events.map((event) => event.type), ['snapshot', 'snapshot']);
+    assert.equal(events[1]!.data.rates.find((rate) => rate.key === 'coin_emami')!.value, 881_000_000);
+    assert.equal(sent[0], null);
+    assert.ok(sent.length >= 2 && sent.slice(1).every((id) => id === events[0]!.id), JSON.stringify(sent));
+  });
+});

@@ -1,0 +1,37 @@
+/**
+ * A real `nerkh serve` process with open streams: SIGTERM ends every stream
+ * at once and the process exits promptly; streams never hold up the drain.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { tempDir } from '../support/env.js';
+import { assertBuilt, startServer, type ServerProcess } from '../e2e/helpers.js';
+import { openStream, type SseStream } from './sse-client.js';
+
+describe('streams on shutdown', () => {
+  const dir = tempDir();
+  let server: ServerProcess | null = null;
+  const streams: SseStream[] = [];
+  after(async () => {
+    for (const stream of streams) stream.close();
+    if (server?.running) await server.kill();
+    dir.cleanup();
+  });
+
+  it('SIGTERM closes every open stream at once and the process exits 0 well inside the drain limit', async () => {
+    assertBuilt();
+    server = await startServer({ NERKH_DATA_DIR: dir.path, NERKH_LOG_LEVEL: 'warn' });
+    const key = /\n\s+(nrk_[A-Za-z0-9]{32})\n/.exec(server.stdout)?.[1];
+    assert.ok(key, `no demo key printed:\n${server.stdout}`);
+    for (let i = 0; i < 3; i++) {
+      const stream = await openStream(server.base, '/v1/stream', { 'x-api-key': key });
+      assert.equal(stream.status, 200, stream.body);
+      streams.push(stream);
+    }
+    await Promise.all(streams.map((stream) => stream.event(0)));
+    const { exit, ms } = await server.stop('SIGTERM', 9_000);
+    assert.equal(exit?.code, 0, server.output());
+    assert.ok(ms < 2_000, `exited ${ms} ms after SIGTERM`);
+    assert.ok(streams.every((stream) => stream.ended), 'every stream ended');
+  });
+});

@@ -1,0 +1,61 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { eventually } from '../support/env.js';
+
+/** A stream opened over real HTTP, its events parsed by eventsource-parser as they arrive. */
+export interface SseStream {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body, when the answer is not a stream (an error envelope). */
+  body: string;
+  events: EventSourceMessage[];
+  comments: string[];
+  retry: number | null;
+  ended: boolean;
+  /** Waits for the n-th event (0-based) and returns it. */
+  event(index: number, timeoutMs?: number): Promise<EventSourceMessage>;
+  close(): void;
+}
+
+export function openStream(base: string, path: string, headers: Record<string, string> = {}): Promise<SseStream> {
+  return new Promise((resolve, reject) => {
+    const req = request(base + path, { headers }, (response) => {
+      const stream: SseStream = {
+        status: response.statusCode!,
+        headers: response.headers,
+        body: '',
+        events: [],
+        comments: [],
+        retry: null,
+        ended: false,
+        event: (index, timeoutMs = 5000) => eventually(() => stream.events[index], timeoutMs, 20) as Promise<EventSourceMessage>,
+        close: () => req.destroy(),
+      };
+      const parser = createParser({
+        onEvent: (event) => stream.events.push(event),
+        onComment: (comment) => stream.comments.push(comment),
+        onRetry: (retry) => (stream.retry = retry),
+      });
+      response.setEncoding('utf8');
+      const isStream = String(response.headers['content-type']).startsWith('text/event-stream');
+      response.on('data', (chunk: string) => (isStream ? parser.feed(chunk) : (stream.body += chunk)));
+      response.on('end', () => (stream.ended = true));
+      response.on('error', () => (stream.ended = true));
+      response.on('close', () => (stream.ended = true));
+      if (isStream) resolve(stream);
+      else response.on('end', () => resolve(stream));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export interface StreamRate {
+  key: string;
+  value: number | null;
+  status: string;
+}
+
+export function ratesOf(event: EventSourceMessage): { generated_at: string; rates: StreamRate[] } {
+  return JSON.parse(event.data) as { generated_at: string; rates: StreamRate[] };
+}
