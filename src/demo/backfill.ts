@@ -16,6 +16,8 @@ export const BACKFILL_DAYS = 30;
 /** Hourly candles for the last week, minute candles for the last two hours: enough for every chart. */
 const HOURLY_DAYS = 7;
 const MINUTE_HOURS = 2;
+/** The longest rest between two chunks. */
+const MAX_REST_MS = 100;
 /** The feeder writes every 2 s: about this many values a minute. */
 const POINTS_PER_MINUTE = 30;
 
@@ -60,8 +62,9 @@ export async function backfillDemoHistory(repository: HistoryRepository, catalog
  *
  * It runs beside a serving process, so it never holds the event loop long:
  * one reference at a time (a few hundred candles, one transaction, a few
- * milliseconds), yielding to requests and timers between references. The
- * caller checks that the history was empty before anything was recorded.
+ * milliseconds), then a rest as long as the chunk took, so requests, timers
+ * and sockets get at least half of the loop meanwhile. The caller checks
+ * that the history was empty before anything was recorded.
  */
 export async function writeDemoPast(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<BackfillSummary | null> {
   const random = options.random ?? Math.random;
@@ -82,6 +85,7 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
 
   for (const reference of catalogue.references) {
     if (options.stopped?.()) return null;
+    const began = performance.now();
     const cpu = process.cpuUsage();
     const level = levels[reference.source_key];
     if (level === undefined) continue;
@@ -116,7 +120,8 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
     summary.candles += rows.length;
     summary.chunks++;
     summary.longestChunkCpuMs = Math.max(summary.longestChunkCpuMs, (used.user + used.system) / 1000);
-    await new Promise((resolve) => setImmediate(resolve));
+    // Rest as long as the chunk took: at most half of the event loop goes to the past, the rest to serving.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_REST_MS, performance.now() - began)));
   }
   options.continuation?.engine.prependDays(seeds);
   logger.info({ part: 'demo', ...summary, ms: Date.now() - started }, `demo: history backfilled for the last ${BACKFILL_DAYS} days`);
