@@ -5,7 +5,7 @@
  * what recording costs a demo server whose feeder moves every value.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -215,14 +215,6 @@ export async function measureRanges(base: string, key: string, paths: string[], 
     requests: [{ setupRequest: (request) => ({ ...request, path: paths[Math.floor(Math.random() * paths.length)]! }) }],
   });
   return { rps: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx + result.errors + result.timeouts };
-}
-
-/** CPU seconds (user + system) a process has used so far (Linux /proc). */
-export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-  // utime and stime are fields 14 and 15 of stat; 12 and 13 after the command name.
-  return (Number(fields[11]) + Number(fields[12])) / ticks;
 }
 
 /** A gauge's value in Prometheus text. */

@@ -7,26 +7,21 @@
  * `nerkh serve` runs on Redis beside it, measured in the same rounds. Prints
  * one table and writes bench/results/latest.json. Never part of `npm test`.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { measure, type Measurement } from './load.js';
-import { cpuSeconds, dropSchema, getOnce, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
+import { dropSchema, getOnce, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
+import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, SERVE_FLAGS, startChild, startServer } from './processes.js';
+import { streamBench } from './stream.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(ROOT, 'bin', 'nerkh.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
-const SERVE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(' ')
-  .filter((word) => word.startsWith('--'));
 /** `BENCH_HISTORY=0` leaves the history part out (no seeded year, no range queries, no recording cost). */
 const HISTORY = process.env.BENCH_HISTORY !== '0';
 /** A PostgreSQL database for the size of a reference-year there (one reference seeded in a schema of its own, then dropped). */
@@ -330,8 +325,10 @@ async function removePrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
-function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** CPU seconds, user and system, a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const { user, system } = cpuTime(pid);
+  return (user + system) / 1000;
 }
 
 function benchEnvironment(work: string, port: number): NodeJS.ProcessEnv {
@@ -370,61 +367,6 @@ async function seedAccounts(env: NodeJS.ProcessEnv, count: number): Promise<numb
   return count;
 }
 
-async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[]) {
-  const started = Date.now();
-  // Started exactly as `npm start` starts it (same node flags).
-  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, BIN, 'serve'], env, /nerkh listening on/);
-  const url = `http://127.0.0.1:${env.NERKH_PORT}/readyz`;
-  for (;;) {
-    const ok = await fetch(url).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (Date.now() - started > 15_000) throw new Error('server not ready within 15 s');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return { child, readyMs: Date.now() - started };
-}
-
-function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, cwd?: string, timeoutMs = 20_000): Promise<ChildProcess> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
-    children.push(child);
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (ready.test(output)) resolvePromise(child);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
-    setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), timeoutMs).unref();
-  });
-}
-
-/** Start a new high-water mark for the process's resident memory (Linux: clear_refs 5); best effort. */
-function resetPeak(pid: number): void {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    // Not permitted here: the peak then spans every round so far.
-  }
-}
-
-/** Resident memory now and its high-water mark, in MB (Linux /proc). */
-function memory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-  return { rss: field('VmRSS'), peak: field('VmHWM') };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePromise(port));
-    });
-    server.on('error', reject);
-  });
-}
-
 await main();
+// The push stream's figures, on a server of its own (bench/stream.ts); BENCH_STREAMS=0 leaves them out.
+if (process.env.BENCH_STREAMS !== '0') await streamBench();

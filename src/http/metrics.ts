@@ -80,6 +80,22 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
     },
   });
   new Gauge({
+    name: 'nerkh_snapshot_version',
+    help: 'Version of the latest snapshot (the id of stream events built from it)',
+    registers: [registry],
+    collect() {
+      this.set(snapshots().latest().version);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_snapshot_built_at_seconds',
+    help: 'When the latest snapshot was built, Unix time with millisecond resolution (the bench times stream delivery from it)',
+    registers: [registry],
+    collect() {
+      this.set(snapshots().latest().builtAt / 1000);
+    },
+  });
+  new Gauge({
     name: 'nerkh_store_up',
     help: '1 while the account and usage store answers, 0 while it does not (serving goes on from memory)',
     registers: [registry],
@@ -178,6 +194,30 @@ export function registerStreamMetrics(registry: Registry, counts: () => StreamCo
     registers: [registry],
     collect() {
       this.set(counts().events);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_fanouts_total',
+    help: 'Stream events written to every stream of a group (one per group and change) since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().fanouts.count);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_fanout_seconds_total',
+    help: 'Time spent writing those events to every stream of their group, summed, since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().fanouts.seconds);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_fanout_max_seconds',
+    help: 'The longest time one event took to be written to every stream of its group, since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().fanouts.maxSeconds);
     },
   });
   new Gauge({

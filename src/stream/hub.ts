@@ -33,6 +33,8 @@ export interface StreamCounts {
   open: number;
   events: number;
   dropped: Record<DropReason, number>;
+  /** Events written to a whole group: how many, their writing time summed and the longest, in seconds. */
+  fanouts: { count: number; seconds: number; maxSeconds: number };
 }
 
 /**
@@ -97,6 +99,7 @@ export class StreamHub {
   private readonly unsubscribe: () => void;
   private events = 0;
   private readonly dropped: Record<DropReason, number> = { stalled: 0, buffer: 0 };
+  private readonly fanouts = { count: 0, seconds: 0, maxSeconds: 0 };
   private readonly options: StreamOptions;
 
   constructor(
@@ -129,7 +132,7 @@ export class StreamHub {
   }
 
   counts(): StreamCounts {
-    return { open: this.groupOf.size, events: this.events, dropped: { ...this.dropped } };
+    return { open: this.groupOf.size, events: this.events, dropped: { ...this.dropped }, fanouts: { ...this.fanouts } };
   }
 
   /** Ends every stream at once (shutdown): clients reconnect, and nothing here delays the drain. */
@@ -152,8 +155,14 @@ export class StreamHub {
       generatedAt ??= this.time.format(now);
       const frame = group.advance(current, generatedAt);
       if (!frame) continue;
+      // Wall time of the loop (not the injectable clock): how long the last member waits behind the first.
+      const started = performance.now();
       for (const member of group.members) member.send(frame);
       this.events += group.members.size;
+      const seconds = (performance.now() - started) / 1000;
+      this.fanouts.count++;
+      this.fanouts.seconds += seconds;
+      this.fanouts.maxSeconds = Math.max(this.fanouts.maxSeconds, seconds);
     }
   }
 

@@ -24,6 +24,7 @@ export const HOME_PAGE = `<!doctype html>
     <li><a class="card" href="/docs"><strong>مستندات API</strong>راهنمای تعاملی نقاط دسترسی، کدهای خطا و سرآیندها<div class="en">API reference: endpoints, error codes and headers</div></a></li>
     <li><a class="card" href="/status"><strong>وضعیت سرویس</strong>وضعیت لحظه‌ای سرویس‌ها و منابع داده<div class="en">Service status: endpoints and live-data sources</div></a></li>
     <li><a class="card" href="/account"><strong>حساب کاربری</strong>مصرف روزانه، سهم هر سرویس، محدودیت‌ها و خطاها با کلید خودتان<div class="en">Your account: daily usage, limits and errors, with your own key</div></a></li>
+    <li><a class="card" href="/board"><strong>تابلوی زنده نرخ‌ها</strong>هر تغییر نرخ همان لحظه که طرح شما اجازه می‌دهد، بی‌نیاز از درخواست دوباره<div class="en">Live board: each rate change pushed as it happens (the push stream, GET /v1/stream)</div></a></li>
   </ul>
 </main>
 </body>

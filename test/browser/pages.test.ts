@@ -70,9 +70,9 @@ describe('public pages in Chromium', () => {
   }
 
   for (const width of WIDTHS) {
-    it(`/ at ${width} px links to the docs, status and account pages`, async () => {
+    it(`/ at ${width} px links to the docs, status, account and board pages`, async () => {
       const { page, done } = await visit('/', width);
-      for (const href of ['/docs', '/status', '/account']) assert.equal(await page.locator(`a[href="${href}"]`).count(), 1, href);
+      for (const href of ['/docs', '/status', '/account', '/board']) assert.equal(await page.locator(`a[href="${href}"]`).count(), 1, href);
       await done();
     });
 

@@ -9,12 +9,12 @@ describe('public pages', () => {
   });
   after(() => harness.close());
 
-  it('/ is a right-to-left page in Persian and English linking to the docs, status and account pages', async () => {
+  it('/ is a right-to-left page in Persian and English linking to the docs, status, account and board pages', async () => {
     const page = await harness.app.inject({ url: '/' });
     assert.equal(page.statusCode, 200);
     assert.match(String(page.headers['content-type']), /^text\/html; charset=utf-8/);
     assert.match(page.body, /<html lang="fa" dir="rtl">/);
-    for (const href of ['/docs', '/status', '/account']) assert.ok(page.body.includes(`href="${href}"`), `links to ${href}`);
+    for (const href of ['/docs', '/status', '/account', '/board']) assert.ok(page.body.includes(`href="${href}"`), `links to ${href}`);
     assert.match(page.body, /مستندات/);
     assert.match(page.body, /API reference/);
   });
@@ -46,8 +46,26 @@ describe('public pages', () => {
     assert.match(String(usage.headers['ratelimit-policy']), /"(minute|day)";q=\d+/, 'the policy the page parses');
   });
 
+  it('/board is a page whose only script comes from this server and subscribes to the stream with the key from the session', async () => {
+    const page = await harness.app.inject({ url: '/board?api_key=nrk_from_the_address&keys=usd_free' });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<html lang="fa" dir="rtl">/);
+    assert.equal(page.headers['cache-control'], 'no-store', 'an address holding a key is never cached');
+    assert.equal(page.headers['referrer-policy'], 'no-referrer');
+    assert.ok(!page.body.includes('nrk_from_the_address'), 'the page never echoes the key');
+    const sources = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    assert.deepEqual(sources, ['/board/board.js']);
+    const script = (await harness.app.inject({ url: '/board/board.js' })).body;
+    assert.doesNotThrow(() => new Function(script), 'the page script parses');
+    assert.doesNotMatch(script, /https?:\/\//, 'the page script calls no outside address');
+    assert.match(script, /new EventSource\('\/v1\/stream\?'/);
+    assert.match(script, /sessionStorage/);
+    assert.doesNotMatch(script, /localStorage|document\.cookie/, 'the key is kept in the tab only');
+    assert.equal((await harness.app.inject({ url: '/board?other=1' })).statusCode, 400, 'an unknown parameter is refused like anywhere else');
+  });
+
   it('/ is not an API operation', async () => {
     const document = JSON.parse((await harness.app.inject({ url: '/openapi.json' })).body) as { paths: Record<string, unknown> };
-    for (const path of ['/', '/account', '/account/uplot.js']) assert.ok(!(path in document.paths), `${path} is kept out of the API document`);
+    for (const path of ['/', '/account', '/account/uplot.js', '/board', '/board/board.js']) assert.ok(!(path in document.paths), `${path} is kept out of the API document`);
   });
 });

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { tempDir } from '../support/env.js';
+import { eventually, tempDir } from '../support/env.js';
 import { assertBuilt, startServer, type ServerProcess } from '../e2e/helpers.js';
 import { openStream, type SseStream } from './sse-client.js';
 
@@ -21,7 +21,9 @@ describe('streams on shutdown', () => {
   it('SIGTERM closes every open stream at once and the process exits 0 well inside the drain limit', async () => {
     assertBuilt();
     server = await startServer({ NERKH_DATA_DIR: dir.path, NERKH_LOG_LEVEL: 'warn' });
-    const key = /\n\s+(nrk_[A-Za-z0-9]{32})\n/.exec(server.stdout)?.[1];
+    // The key is printed a few lines after "listening", which may arrive in a later chunk.
+    const running = server;
+    const key = await eventually(() => /\n\s+(nrk_[A-Za-z0-9]{32})\n/.exec(running.stdout)?.[1], 5_000).catch(() => undefined);
     assert.ok(key, `no demo key printed:\n${server.stdout}`);
     for (let i = 0; i < 3; i++) {
       const stream = await openStream(server.base, '/v1/stream', { 'x-api-key': key });

@@ -120,6 +120,9 @@ describe('GET /v1/stream', () => {
     assert.doesNotMatch(metrics.body, new RegExp(key));
     assert.match(metrics.body, /^nerkh_streams_open [1-9]\d*$/m);
     assert.match(metrics.body, /^nerkh_stream_events_sent_total [1-9]\d*$/m);
+    assert.match(metrics.body, /^nerkh_stream_fanouts_total [1-9]\d*$/m, 'the change events above were fanned out');
+    assert.match(metrics.body, /^nerkh_stream_fanout_seconds_total \d/m);
+    assert.match(metrics.body, /^nerkh_stream_fanout_max_seconds \d/m);
     assert.match((await harness.app.inject({ url: '/status' })).body, /Open streams: [1-9]\d*</);
   });
 

@@ -81,6 +81,10 @@ export async function installStreams(app: FastifyInstance, deps: AppDeps): Promi
 
       reply.hijack();
       const response = reply.raw;
+      // The body ends when the connection does (RFC 9112 §6.3), not with a last chunk: every frame then goes
+      // to the socket as the one Buffer the hub built for all its subscribers, with no chunk framing made per
+      // write and no cork per socket, so each write leaves during the fan-out, not after it (README, Performance).
+      response.useChunkedEncodingByDefault = false;
       response.writeHead(200, {
         ...(reply.getHeaders() as Record<string, string>),
         'content-type': 'text/event-stream; charset=utf-8',
@@ -94,10 +98,13 @@ export async function installStreams(app: FastifyInstance, deps: AppDeps): Promi
         response.end();
         return release();
       }
-      response.socket?.setNoDelay(true);
+      const socket = response.socket;
+      if (!socket) return release();
+      socket.setNoDelay(true);
+      // Sends the head with it; everything after goes to the socket itself, in order behind it.
       response.write(RETRY_FRAME);
       // A reconnect with Last-Event-ID gets a fresh snapshot like any new stream: the state, not a replay.
-      hub.open(response, { intervalSeconds: account.plan.refresh_interval_seconds, keys: keys.list, tag: keys.tag }, release);
+      hub.open(socket, { intervalSeconds: account.plan.refresh_interval_seconds, keys: keys.list, tag: keys.tag }, release);
     },
   );
   return hub;

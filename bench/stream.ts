@@ -1,0 +1,335 @@
+/**
+ * `npm run bench:stream` (also the last part of `npm run bench`): one
+ * `nerkh serve` process holding 10,000 open GET /v1/stream connections.
+ *
+ * - Delivery latency: a feeder process rewrites a source file once a second;
+ *   the server builds a snapshot and pushes a `rates` event to every stream.
+ *   Latency = the client's receipt time (Date.now() when the chunk carrying the
+ *   event arrives) minus the snapshot's build time on the server (the
+ *   `nerkh_snapshot_built_at_seconds` gauge, matched to the event id through
+ *   `nerkh_snapshot_version`). Both clocks are this host's wall clock.
+ * - RSS of the server at 10,000 streams.
+ * - Detail throughput while the streams are open, against a bare node:http
+ *   baseline serving the same bytes in the same run (and without streams).
+ *
+ * Clients: several processes (bench/stream-client.mjs) with plain node:http,
+ * a few thousand connections each. Everything talks to 127.0.0.1 only.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { measure, type Measurement } from './load.js';
+import { cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer } from './processes.js';
+
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
+const CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 4);
+const ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const QUIET_SECONDS = Number(process.env.BENCH_STREAM_QUIET_SECONDS ?? 15);
+const CHANGE_MS = 1000;
+/** A board's worth of rates: the stream and the detail requests ask for the same ten. */
+const KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
+
+interface Change {
+  written_at: number;
+  version: number | null;
+  built_at: number | null;
+}
+
+interface ClientReport {
+  receipts: Record<string, number[]>;
+  snapshots: number;
+  closed: number;
+}
+
+interface Client {
+  child: ChildProcess;
+  next(type: string): Promise<Record<string, unknown>>;
+}
+
+export async function streamBench(): Promise<boolean> {
+  const work = mkdtempSync(join(tmpdir(), 'nerkh-bench-stream-'));
+  const children: ChildProcess[] = [];
+  const cleanup = () => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(work, { recursive: true, force: true });
+  };
+  try {
+    const loadStart1 = loadavg()[0]!;
+    const env = environment(work);
+    writeSources(work);
+    const keys = await seed(env);
+    const server = await startServer(env, children);
+    const serverPid = server.child.pid!;
+    const needed = STREAMS + 1_000;
+    for (const [who, limit] of [['the server', openFileLimit(serverPid)], ['this process', openFileLimit('self')]] as const) {
+      if (limit < needed) throw new Error(`${who} may open ${limit} files; ${STREAMS} streams need about ${needed}: raise it with \`ulimit -n ${needed}\``);
+    }
+    const base = `http://127.0.0.1:${env.NERKH_PORT}`;
+    const detailPath = `/v1/rates/${KEYS.join(',')}`;
+    const detailHeaders = { 'x-api-key': keys.detail };
+    const baselineUrl = await startBaseline(work, base + detailPath, detailHeaders, children);
+
+    const rounds = async (label: string) => {
+      const pairs: { baseline: Measurement; detail: Measurement }[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        const baseline = await measure(baselineUrl, detailHeaders, SECONDS, CONNECTIONS);
+        const detail = await measure(base + detailPath, detailHeaders, SECONDS, CONNECTIONS);
+        pairs.push({ baseline, detail });
+        console.log(`${label} round ${round}: baseline ${Math.round(baseline.rps)} req/s, detail ${Math.round(detail.rps)} req/s (p99 ${detail.p99Ms.toFixed(2)} ms, non-2xx ${detail.non2xx})`);
+      }
+      return summarise(pairs);
+    };
+
+    await measure(baselineUrl, detailHeaders, 2, CONNECTIONS);
+    await measure(base + detailPath, detailHeaders, 2, CONNECTIONS);
+    const without = await rounds('no streams');
+    const idleRss = memory(serverPid).rss;
+
+    // Open every stream.
+    const clients = await Promise.all(Array.from({ length: CLIENTS }, () => startClient(children)));
+    resetPeak(serverPid);
+    const openStarted = Date.now();
+    const perClient = Math.ceil(STREAMS / CLIENTS);
+    const opened = await Promise.all(
+      clients.map((client, i) => {
+        client.child.send({ type: 'open', url: `${base}/v1/stream?keys=${KEYS.join(',')}`, headers: { 'x-api-key': keys.stream }, count: Math.min(perClient, STREAMS - i * perClient), concurrency: 64 });
+        return client.next('opened');
+      }),
+    );
+    const openMs = Date.now() - openStarted;
+    const ok = opened.reduce((sum, o) => sum + (o.ok as number), 0);
+    const failed = opened.reduce((sum, o) => sum + (o.failed as number), 0);
+    console.log(`${ok} streams open in ${openMs} ms (${failed} refused${failed ? `, first: ${opened.find((o) => o.firstError)?.firstError}` : ''})`);
+    await sleep(2000);
+    const openRss = memory(serverPid);
+    console.log(`server RSS with ${ok} streams: ${openRss.rss.toFixed(1)} MB (peak while opening ${openRss.peak.toFixed(1)} MB; ${idleRss.toFixed(1)} MB before)`);
+
+    // A change a second: first with nothing else running, then under detail load.
+    const feeder = await startFeeder(work, `${base}/metrics`, children);
+    const quietStart = Date.now();
+    const cpuBefore = cpuTime(serverPid);
+    const quietBefore = await scrape(base);
+    await sleep(QUIET_SECONDS * 1000);
+    const cpuAfter = cpuTime(serverPid);
+    const quietAfter = await scrape(base);
+    const sent = gauge(quietAfter, 'nerkh_stream_events_sent_total') - gauge(quietBefore, 'nerkh_stream_events_sent_total');
+    // The server's own part: how long writing one event to all the streams took (the loop, in the server).
+    const fanouts = gauge(quietAfter, 'nerkh_stream_fanouts_total') - gauge(quietBefore, 'nerkh_stream_fanouts_total');
+    const fanoutSeconds = gauge(quietAfter, 'nerkh_stream_fanout_seconds_total') - gauge(quietBefore, 'nerkh_stream_fanout_seconds_total');
+    const fanoutMs = { mean: round1((fanoutSeconds * 1000) / Math.max(1, fanouts)), max: round1(gauge(quietAfter, 'nerkh_stream_fanout_max_seconds') * 1000) };
+    const loadStart = Date.now();
+    const withStreams = await rounds(`${ok} streams`);
+    const loadEnd = Date.now();
+    feeder.child.kill('SIGTERM');
+    await sleep(1000);
+    const afterRss = memory(serverPid);
+    const metrics = await scrape(base);
+
+    const reports = (await Promise.all(
+      clients.map((client) => {
+        client.child.send({ type: 'report' });
+        return client.next('report');
+      }),
+    )) as unknown as ClientReport[];
+    for (const client of clients) client.child.send({ type: 'close' });
+
+    const quiet = latencies(feeder.changes.filter((c) => c.written_at >= quietStart && c.written_at < loadStart - CHANGE_MS), reports, ok);
+    const loaded = latencies(feeder.changes.filter((c) => c.written_at >= loadStart && c.written_at < loadEnd - CHANGE_MS), reports, ok);
+    const result = {
+      at: new Date().toISOString(),
+      // Other work on the machine moves every figure here: the 1-minute load average at the start and the end.
+      load_average: [round1(loadStart1), round1(loadavg()[0]!)],
+      streams: { requested: STREAMS, open: ok, refused: failed, open_ms: openMs, client_processes: CLIENTS, keys_per_stream: KEYS.length },
+      rss_mb: { before: round1(idleRss), at_streams: round1(openRss.rss), peak: round1(Math.max(openRss.peak, afterRss.peak)), after_load: round1(afterRss.rss) },
+      latency_quiet: quiet,
+      server_fanout_ms_quiet: fanoutMs,
+      // The server's CPU time over the quiet phase per event it wrote (nerkh_stream_events_sent_total): what a
+      // fan-out costs, whatever else runs on the machine. It also holds that phase's pings, rebuilds and scrapes.
+      server_cpu_us_per_event: {
+        events: sent,
+        user: round1(((cpuAfter.user - cpuBefore.user) * 1000) / Math.max(1, sent)),
+        system: round1(((cpuAfter.system - cpuBefore.system) * 1000) / Math.max(1, sent)),
+      },
+      latency_under_load: loaded,
+      detail_without_streams: without,
+      detail_with_streams: withStreams,
+      dropped: Number(/^nerkh_stream_subscribers_dropped_total\{reason="buffer"\} (\d+)/m.exec(metrics)?.[1] ?? 0) + Number(/^nerkh_stream_subscribers_dropped_total\{reason="stalled"\} (\d+)/m.exec(metrics)?.[1] ?? 0),
+      open_at_end: Number(/^nerkh_streams_open (\d+)/m.exec(metrics)?.[1] ?? NaN),
+      target_met: false,
+    };
+    result.target_met = ok === STREAMS && quiet.p99_ms !== null && quiet.p99_ms <= 200 && openRss.rss <= 400;
+    print(result);
+    const out = join(ROOT, 'bench', 'results', 'stream.json');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
+    console.log(`results written to ${out}`);
+    return result.target_met;
+  } finally {
+    cleanup();
+  }
+}
+
+/** Latency of every delivered event of the given changes; missing counts streams that never got one. */
+function latencies(changes: Change[], reports: ClientReport[], streams: number) {
+  const values: number[] = [];
+  // Each change's own p99: how far one fan-out's tail reaches, change by change.
+  const perChange: number[] = [];
+  let matched = 0;
+  let missing = 0;
+  for (const change of changes) {
+    if (change.version === null || change.built_at === null) continue;
+    matched++;
+    const own: number[] = [];
+    for (const report of reports) {
+      for (const at of report.receipts[String(change.version)] ?? []) own.push(at - change.built_at);
+    }
+    missing += streams - own.length;
+    values.push(...own);
+    if (own.length > 0) perChange.push(quantile(own.sort((a, b) => a - b), 0.99)!);
+  }
+  values.sort((a, b) => a - b);
+  perChange.sort((a, b) => a - b);
+  return {
+    changes: changes.length,
+    matched,
+    events: values.length,
+    missing,
+    p50_ms: quantile(values, 0.5),
+    p99_ms: quantile(values, 0.99),
+    max_ms: quantile(values, 1),
+    p99_of_one_change_ms: { best: quantile(perChange, 0), median: quantile(perChange, 0.5), worst: quantile(perChange, 1) },
+  };
+}
+
+function quantile(sorted: number[], q: number): number | null {
+  return sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+function summarise(pairs: { baseline: Measurement; detail: Measurement }[]) {
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return {
+    baseline_rps: Math.round(mean(pairs.map((p) => p.baseline.rps))),
+    detail_rps: Math.round(mean(pairs.map((p) => p.detail.rps))),
+    detail_p99_ms: Number(median(pairs.map((p) => p.detail.p99Ms)).toFixed(2)),
+    non_2xx: pairs.reduce((sum, p) => sum + p.detail.non2xx, 0),
+    // Each round against the baseline round just before it; the median shrugs off a busy round.
+    ratio: Number(median(pairs.map((p) => p.detail.rps / p.baseline.rps)).toFixed(3)),
+  };
+}
+
+function print(result: {
+  load_average: number[];
+  streams: { open: number; open_ms: number };
+  rss_mb: { before: number; at_streams: number; peak: number };
+  latency_quiet: ReturnType<typeof latencies>;
+  server_cpu_us_per_event: { events: number; user: number; system: number };
+  server_fanout_ms_quiet: { mean: number; max: number };
+  latency_under_load: ReturnType<typeof latencies>;
+  detail_without_streams: ReturnType<typeof summarise>;
+  detail_with_streams: ReturnType<typeof summarise>;
+  dropped: number;
+  target_met: boolean;
+}) {
+  const line = (label: string, l: ReturnType<typeof latencies>) =>
+    console.log(
+      `${label.padEnd(34)} p50 ${String(l.p50_ms).padStart(4)} ms  p99 ${String(l.p99_ms).padStart(4)} ms  max ${String(l.max_ms).padStart(4)} ms  (${l.events} events of ${l.matched} changes, ${l.missing} missing; ` +
+        `one change's p99: best ${l.p99_of_one_change_ms.best}, median ${l.p99_of_one_change_ms.median}, worst ${l.p99_of_one_change_ms.worst} ms)`,
+    );
+  const detail = (label: string, d: ReturnType<typeof summarise>) =>
+    console.log(`${label.padEnd(34)} ${String(d.detail_rps).padStart(7)} req/s  ratio ${d.ratio.toFixed(3)} to baseline (${d.baseline_rps} req/s)  p99 ${d.detail_p99_ms} ms  non-2xx ${d.non_2xx}`);
+  console.log('');
+  console.log(`push stream, ${result.streams.open} streams on one process (opened in ${result.streams.open_ms} ms; load average ${result.load_average.join(' → ')})`);
+  line('delivery latency, quiet', result.latency_quiet);
+  line('delivery latency, under detail load', result.latency_under_load);
+  console.log(`${'server: one event to every stream'.padEnd(34)} mean ${result.server_fanout_ms_quiet.mean} ms, max ${result.server_fanout_ms_quiet.max} ms (the write loop, timed in the server; quiet phase)`);
+  const cpu = result.server_cpu_us_per_event;
+  console.log(`${'server CPU per event delivered'.padEnd(34)} ${(cpu.user + cpu.system).toFixed(1)} µs (user ${cpu.user}, system ${cpu.system}; quiet phase, ${cpu.events} events)`);
+  console.log(`${'server RSS'.padEnd(34)} ${result.rss_mb.at_streams} MB at ${result.streams.open} streams (${result.rss_mb.before} MB before, peak ${result.rss_mb.peak} MB); ${result.dropped} subscribers dropped`);
+  detail('detail without streams', result.detail_without_streams);
+  detail('detail with streams open', result.detail_with_streams);
+  console.log(`stream target (all open, quiet p99 ≤ 200 ms, RSS ≤ 400 MB): ${result.target_met ? 'met' : 'NOT met'}`);
+}
+
+function environment(work: string): NodeJS.ProcessEnv {
+  const unlimited = { requests_per_minute: 1_000_000_000, requests_per_day: null, max_references: null };
+  const config = {
+    sources: ['alpha', 'beta', 'gamma'].map((name) => ({ name, type: 'file', path: join(work, 'sources', `${name}.json`), max_age_seconds: 86_400, poll_seconds: 1 })),
+    plans: {
+      bench: { ...unlimited, services: ['detail'], refresh_interval_seconds: 0 },
+      // Live tier (0 s), so an event leaves at the push, not at the next boundary: the bench times the push itself.
+      board: { ...unlimited, services: ['stream'], refresh_interval_seconds: 0, max_streams: 100_000 },
+    },
+  };
+  writeFileSync(join(work, 'config.json'), JSON.stringify(config));
+  return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(18_000 + Math.floor(Math.random() * 20_000)), NERKH_HOST: '127.0.0.1' };
+}
+
+/** Three file sources at the demo levels (slightly apart), as the main bench writes them. */
+function writeSources(work: string) {
+  const levels = JSON.parse(readFileSync(join(ROOT, 'data', 'demo', 'levels.json'), 'utf8')) as Record<string, number>;
+  mkdirSync(join(work, 'sources'), { recursive: true });
+  ['alpha', 'beta', 'gamma'].forEach((name, i) => {
+    const items = Object.fromEntries(Object.entries(levels).map(([key, level]) => [key, Number((level * (1 + i * 0.001)).toPrecision(8))]));
+    writeFileSync(join(work, 'sources', `${name}.json`), JSON.stringify({ updated_at: new Date().toISOString(), items }));
+  });
+}
+
+/** Two accounts through the real store: one for detail requests, one whose plan allows the streams. */
+async function seed(env: NodeJS.ProcessEnv): Promise<{ detail: string; stream: string }> {
+  const { Store } = await import('../src/store/store.js');
+  const store = await Store.open({ databaseUrl: null, dataDir: env.NERKH_DATA_DIR! });
+  try {
+    const keyOf = async (name: string, plan: string) => (await store.keys.issue((await store.accounts.create(name, plan)).id, { label: 'bench' })).key;
+    return { detail: await keyOf('bench', 'bench'), stream: await keyOf('board', 'board') };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The bare node:http server answering with the exact bytes and headers of one real detail response. */
+async function startBaseline(work: string, url: string, headers: Record<string, string>, children: ChildProcess[]): Promise<string> {
+  const sample = await fetch(url, { headers });
+  if (sample.status !== 200) throw new Error(`detail answered ${sample.status}: ${await sample.text()}`);
+  const sampleHeaders: Record<string, string> = {};
+  sample.headers.forEach((value, name) => {
+    if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)) sampleHeaders[name] = value;
+  });
+  writeFileSync(join(work, 'body.json'), Buffer.from(await sample.arrayBuffer()));
+  writeFileSync(join(work, 'headers.json'), JSON.stringify(sampleHeaders));
+  const port = await freePort();
+  await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(port), join(work, 'body.json'), join(work, 'headers.json')], {}, /baseline listening/);
+  return `http://127.0.0.1:${port}${new URL(url).pathname}`;
+}
+
+function startClient(children: ChildProcess[]): Promise<Client> {
+  const child = fork(join(ROOT, 'bench', 'stream-client.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
+  const waiting = new Map<string, (message: Record<string, unknown>) => void>();
+  child.on('message', (message: Record<string, unknown>) => {
+    const resolve = waiting.get(message.type as string);
+    waiting.delete(message.type as string);
+    resolve?.(message);
+  });
+  const client: Client = { child, next: (type) => new Promise((resolve) => waiting.set(type, resolve)) };
+  return client.next('ready').then(() => client);
+}
+
+async function startFeeder(work: string, metricsUrl: string, children: ChildProcess[]): Promise<{ child: ChildProcess; changes: Change[] }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'stream-feeder.mjs'), join(work, 'sources', 'alpha.json'), metricsUrl, String(CHANGE_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const changes: Change[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => changes.push(JSON.parse(line) as Change));
+  return { child, changes };
+}
+
+const scrape = async (base: string) => (await fetch(`${base}/metrics`)).text();
+const gauge = (metrics: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round1 = (n: number) => Number(n.toFixed(1));
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) await streamBench();
