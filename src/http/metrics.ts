@@ -106,14 +106,6 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
   const cluster = background.cluster;
   if (cluster) {
     new Gauge({
-      name: 'nerkh_snapshot_version',
-      help: 'Version of the newest snapshot this node serves (grows across ingest leaders; 0 before the first)',
-      registers: [registry],
-      collect() {
-        this.set(snapshots().latest().version);
-      },
-    });
-    new Gauge({
       name: 'nerkh_ingest_leader',
       help: '1 while this node is the ingest leader (reads the sources and publishes snapshots), else 0',
       registers: [registry],
