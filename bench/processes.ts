@@ -27,9 +27,9 @@ export async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess
 }
 
 /** Spawn a child and resolve once its output matches `ready`; it is added to `children` for cleanup. */
-export function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
+export function startChild(children: ChildProcess[], command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, cwd?: string, timeoutMs = 20_000): Promise<ChildProcess> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
     children.push(child);
     let output = '';
     const onData = (chunk: Buffer) => {
@@ -39,7 +39,7 @@ export function startChild(children: ChildProcess[], command: string, args: stri
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
-    setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), 20_000).unref();
+    setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), timeoutMs).unref();
   });
 }
 

@@ -14,13 +14,20 @@ import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { measure, type Measurement } from './load.js';
-import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, startChild, startServer } from './processes.js';
+import { dropSchema, getOnce, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
+import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, SERVE_FLAGS, startChild, startServer } from './processes.js';
 import { streamBench } from './stream.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
+/** `BENCH_HISTORY=0` leaves the history part out (no seeded year, no range queries, no recording cost). */
+const HISTORY = process.env.BENCH_HISTORY !== '0';
+/** A PostgreSQL database for the size of a reference-year there (one reference seeded in a schema of its own, then dropped). */
+const HISTORY_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? null;
+/** How long the demo server's recording is watched. */
+const RECORD_SECONDS = Number(process.env.BENCH_RECORD_SECONDS ?? 30);
 const REDIS_URL = process.env.BENCH_REDIS_URL || process.env.NERKH_TEST_REDIS_URL || null;
 /**
  * A built checkout of an earlier version (`npm ci` done in it), run beside this
@@ -51,13 +58,19 @@ async function main() {
     process.exit(130);
   });
   try {
-    const env = benchEnvironment(work);
+    const env = benchEnvironment(work, await freePort());
     writeSources(work);
     const cli = (...args: string[]) => execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
     // Seeding opens (and so creates) the store; the admin commands refuse to create one.
     const seeded = await seedAccounts(env, ACCOUNTS);
     cli('accounts', 'add', 'bench', '--plan', 'bench');
     const { key } = JSON.parse(cli('keys', 'issue', 'bench', '--json')) as { key: string };
+    let seed: SeedResult | null = null;
+    if (HISTORY) {
+      seed = await seedHistory(env.NERKH_DATA_DIR!, HISTORY_REFERENCES);
+      const perYear = seed.bytes / seed.references / 1e6;
+      console.log(`history seeded: ${seed.references} references × a year (${seed.candles.minute} minute, ${seed.candles.hour} hourly, ${seed.candles.day} daily candles) in ${(seed.ms / 1000).toFixed(1)} s; SQLite ${perYear.toFixed(1)} MB per reference-year`);
+    }
 
     // The earlier version gets a copy of the seeded store, so neither writes to the other's.
     if (BEFORE) cpSync(env.NERKH_DATA_DIR!, join(work, 'data-before'), { recursive: true });
@@ -148,7 +161,8 @@ async function main() {
     }
     const after = memory(serverPid);
     const serverPeak = Math.max(startPeak, ...targets.filter((t) => t.pid === serverPid).map((t) => peaks.get(t.name)!));
-    report(results, cpuPerRequest, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1);
+    const history = HISTORY && seed ? await historyPart(base, key, seed, work, children, serverPid) : null;
+    report(results, cpuPerRequest, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1, history);
   } finally {
     cleanup();
     for (const done of cleanups) await done().catch(() => {});
@@ -168,6 +182,7 @@ function report(
   rss: { idle: number; after: number; peak: number },
   readyMs: number,
   accounts: number,
+  history: HistoryFigures | null,
 ) {
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   // Each round's figure against another target's in the same round; the median of those
@@ -206,6 +221,7 @@ function report(
   const detail = rows.find((row) => row.target === DETAIL)!;
   const verdict = detail.vs_b >= 0.9 && detail.non_2xx === 0 && detail.p99_ms <= 5 && rss.after <= 150 && readyMs <= 1500 && (redis === null || redis >= 0.7);
   console.log(`detail target (≥ 0.9 of (b), zero non-2xx, p99 ≤ 5 ms, RSS ≤ 150 MB, ready ≤ 1.5 s, Redis ≥ 0.7 of embedded): ${verdict ? 'met' : 'NOT met'}; stretch ≥ 0.8 of (a): ${detail.vs_a >= 0.8 ? 'met' : 'not met'}`);
+  if (history) reportHistory(history);
   const out = join(ROOT, 'bench', 'results', 'latest.json');
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
@@ -223,12 +239,112 @@ function report(
         ready_ms: readyMs,
         accounts,
         target_met: verdict,
+        history,
       },
       null,
       2,
     ) + '\n',
   );
   console.log(`results written to ${out}`);
+}
+
+interface HistoryFigures {
+  references: number;
+  seed_seconds: number;
+  sqlite_mb_per_reference_year: number;
+  postgres_mb_per_reference_year: number | null;
+  ranges: ({ interval: string; cpuMsPerRequest: number } & RangeMeasurement)[];
+  recording: { seconds: number; recorder_percent_of_core: number; process_percent_of_core: number};
+}
+
+/**
+ * Random ranges of 1,000 candles against the seeded year (each interval on its own: 1m and 1h read their own
+ * grain, 15m rolls up 15,000 minute candles), then the recording cost on a demo server of its own.
+ */
+async function historyPart(base: string, key: string, seed: SeedResult, work: string, children: ChildProcess[], serverPid: number): Promise<HistoryFigures> {
+  const ranges: HistoryFigures['ranges'] = [];
+  for (const interval of ['1m', '1h', '15m'] as const) {
+    const paths = randomRanges(HISTORY_REFERENCES, interval, 5000);
+    // After the load before, the server may still shed load (503 with Retry-After) for a few seconds.
+    for (let attempt = 1; ; attempt++) {
+      const sample = await getOnce(base + paths[0]!, { 'x-api-key': key });
+      const body = JSON.parse(sample.text) as { count?: number };
+      if (sample.status === 200 && body.count === 1000) break;
+      if (sample.status !== 503 || attempt === 10) throw new Error(`history answered ${sample.status} with ${body.count} candles for ${paths[0]}: ${sample.text.slice(0, 300)}`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    await measureRanges(base, key, paths, 2, CONNECTIONS, work);
+    const cpuBefore = cpuSeconds(serverPid);
+    const result = await measureRanges(base, key, paths, SECONDS * 2, CONNECTIONS, work);
+    // The server's own CPU per request: what a query costs whatever else the machine runs.
+    const cpuMs = ((cpuSeconds(serverPid) - cpuBefore) * 1000) / (result.rps * SECONDS * 2);
+    ranges.push({ interval, ...result, cpuMsPerRequest: Number(cpuMs.toFixed(2)) });
+    console.log(`history ${interval} × 1,000 candles, random ranges: ${Math.round(result.rps)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}  server CPU ${cpuMs.toFixed(2)} ms/request`);
+  }
+  let postgres: number | null = null;
+  if (HISTORY_DATABASE_URL) {
+    const schema = `nerkh_bench_history_${process.pid}`;
+    try {
+      await seedHistory(work, HISTORY_REFERENCES.slice(0, 1), Date.now(), HISTORY_DATABASE_URL, schema);
+      postgres = (await postgresBytes(HISTORY_DATABASE_URL, schema)) / 1e6;
+    } finally {
+      await dropSchema(HISTORY_DATABASE_URL, schema);
+    }
+  }
+  return {
+    references: seed.references,
+    seed_seconds: Number((seed.ms / 1000).toFixed(1)),
+    sqlite_mb_per_reference_year: Number((seed.bytes / seed.references / 1e6).toFixed(2)),
+    postgres_mb_per_reference_year: postgres === null ? null : Number(postgres.toFixed(2)),
+    ranges,
+    recording: await recordingCost(work, children),
+  };
+}
+
+/**
+ * A demo server (no config: the feeder moves every value every 2 s) on a fresh store: once its 30-day past is
+ * written, the recorder's busy time and the whole process's CPU over the same seconds.
+ */
+async function recordingCost(work: string, children: ChildProcess[]): Promise<HistoryFigures['recording']> {
+  const cwd = join(work, 'demo');
+  mkdirSync(cwd, { recursive: true });
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, NERKH_DATA_DIR: join(cwd, 'data'), NERKH_PORT: String(port), NERKH_HOST: '127.0.0.1', NERKH_LOG_LEVEL: 'info' };
+  delete env.NERKH_CONFIG;
+  delete env.NERKH_DATABASE_URL;
+  // Ready once the demo's past is written, which takes seconds to a minute on a busy machine.
+  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, BIN, 'serve'], env, /history backfilled/, cwd, 180_000);
+  const read = async () => {
+    const { text } = await getOnce(`http://127.0.0.1:${port}/metrics`);
+    return { busy: metric(text, 'nerkh_history_recording_busy_seconds'), cpu: cpuSeconds(child.pid!), at: performance.now() };
+  };
+  // A few seconds for the backfill's last writes to settle.
+  await new Promise((r) => setTimeout(r, 3000));
+  const before = await read();
+  await new Promise((r) => setTimeout(r, RECORD_SECONDS * 1000));
+  const after = await read();
+  const seconds = (after.at - before.at) / 1000;
+  child.kill('SIGTERM');
+  const figures = {
+    seconds: Number(seconds.toFixed(1)),
+    recorder_percent_of_core: Number((((after.busy - before.busy) / seconds) * 100).toFixed(2)),
+    process_percent_of_core: Number((((after.cpu - before.cpu) / seconds) * 100).toFixed(1)),
+  };
+  console.log(
+    `recording (demo feeder, 344 references moving every 2 s, ${figures.seconds} s): recorder ${figures.recorder_percent_of_core}% of one core; ` +
+      `whole process ${figures.process_percent_of_core}% (feeder, engine, recorder)`,
+  );
+  return figures;
+}
+
+function reportHistory(history: HistoryFigures) {
+  console.log('');
+  console.log(`history: ${history.references} references × a year seeded in ${history.seed_seconds} s; SQLite ${history.sqlite_mb_per_reference_year} MB per reference-year` + (history.postgres_mb_per_reference_year === null ? '' : `, PostgreSQL ${history.postgres_mb_per_reference_year} MB`));
+  for (const r of history.ranges) console.log(`  ${r.interval.padEnd(4)} ranges of 1,000 candles: ${Math.round(r.rps)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, non-2xx ${r.non2xx}, server CPU ${r.cpuMsPerRequest} ms/request`);
+  const worst = Math.max(...history.ranges.map((r) => r.p99Ms));
+  console.log(`history target (p99 ≤ 20 ms for random 1,000-candle ranges at ${CONNECTIONS} connections): ${worst <= 20 ? 'met' : 'NOT met'} (worst interval ${worst.toFixed(2)} ms)`);
+  const rec = history.recording;
+  console.log(`recording target (≤ 5 % of one core with the demo feeder): ${rec.recorder_percent_of_core <= 5 ? 'met' : 'NOT met'} (${rec.recorder_percent_of_core}%)`);
 }
 
 /** Delete the Redis keys the run made (never a FLUSH: the server may be shared). */
@@ -247,15 +363,21 @@ async function removePrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
-function benchEnvironment(work: string): NodeJS.ProcessEnv {
+/** CPU seconds, user and system, a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const { user, system } = cpuTime(pid);
+  return (user + system) / 1000;
+}
+
+function benchEnvironment(work: string, port: number): NodeJS.ProcessEnv {
   const config = {
     sources: ['alpha', 'beta', 'gamma'].map((name) => ({ name, type: 'file', path: join(work, 'sources', `${name}.json`), max_age_seconds: 86_400, poll_seconds: 1 })),
     plans: {
-      bench: { services: ['catalogue', 'detail', 'status', 'webservice', 'usage'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 1_000_000_000, requests_per_day: null },
+      bench: { services: ['catalogue', 'detail', 'status', 'webservice', 'usage', 'history'], max_references: null, refresh_interval_seconds: 0, requests_per_minute: 1_000_000_000, requests_per_day: null, history_days: null },
     },
   };
   writeFileSync(join(work, 'config.json'), JSON.stringify(config));
-  return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(18_000 + Math.floor(Math.random() * 20_000)), NERKH_HOST: '127.0.0.1' };
+  return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(port), NERKH_HOST: '127.0.0.1' };
 }
 
 function writeSources(work: string) {

@@ -1,5 +1,6 @@
 import type { AccessDirectory } from './access/directory.js';
 import { buildProbeApp, type AppDeps } from './app.js';
+import type { Catalogue } from './catalogue/catalogue.js';
 import type { AppConfig } from './config.js';
 import { ZoneTime } from './domain/time.js';
 import { createMetrics } from './http/metrics.js';
@@ -9,7 +10,8 @@ import type { Role } from './roles/role.js';
 import { SnapshotFeed } from './roles/feed.js';
 import { IngestRole } from './roles/ingest.js';
 import { startServing } from './roles/serve.js';
-import { StoreUnavailableError } from './store/errors.js';
+import { describeStoreError, StoreUnavailableError } from './store/errors.js';
+import { writeDemoPast, type BackfillSummary, type PastContinuation } from './demo/backfill.js';
 import { Store } from './store/store.js';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
@@ -28,6 +30,12 @@ export interface Runtime {
   directory: AccessDirectory | null;
   /** The key of the demo account, when this start created it. */
   demoKey: string | null;
+  /**
+   * Work that waits until the server listens: the demo's 30-day past on a
+   * first start (empty history), written while this node records. Resolves
+   * when it is done; safe to call twice.
+   */
+  startBackground(): Promise<BackfillSummary | null>;
   /** Hand the ingest lease over at once, before the drain (another node takes over while this one finishes its requests). */
   stepDown(): Promise<void>;
   close(options?: { dropSchema?: boolean }): Promise<void>;
@@ -79,9 +87,10 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
 
   // History: only the ingest leader records (a recorder per spell of leadership); every serving node reads the store.
   const openRecorder = () => openHistory(store, time, config.history.minuteDays, logger).recorder;
-  const ingest = backends.lease ? new IngestRole({ id: backends.id, config, catalogue, sourcePriority, screening, time, logger, lease: backends.lease, bus: backends.bus, openRecorder }) : null;
-  // The demo's believable past (`nerkh demo-backfill`-style, src/demo/backfill.ts) is not written at start: it
-  // blocks the event loop for seconds (synchronous SQLite), which a first start cannot afford.
+  const past = demoPast(config.demo && backends.lease !== null && (await store.history.isEmpty().catch(() => false)), store, catalogue, time, logger);
+  const ingest = backends.lease
+    ? new IngestRole({ id: backends.id, config, catalogue, sourcePriority, screening, time, logger, lease: backends.lease, bus: backends.bus, openRecorder, onRecording: past.recording })
+    : null;
 
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
   const feed = new SnapshotFeed({ bus: backends.bus, time, sources: config.sources, longestIntervalSeconds: longest, localHealth: (now) => ingest?.health(now) ?? null });
@@ -135,8 +144,10 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     store,
     directory: served?.directory ?? null,
     demoKey,
+    startBackground: past.listening,
     stepDown,
     async close(closeOptions = {}) {
+      await past.stop();
       await stepDown();
       await app.close();
       await served?.close();
@@ -149,7 +160,44 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
 }
 
 const noUsage = () => ({ pendingRequests: 0, pendingErrors: 0, droppedRequests: 0, droppedErrors: 0 });
-const NO_HISTORY_BACKLOG = { pendingCandles: 0, droppedCandles: 0 };
+const NO_HISTORY_BACKLOG = { pendingCandles: 0, droppedCandles: 0, busySeconds: 0 };
+
+/**
+ * The demo's past (src/demo/backfill.ts), for a history that was empty before
+ * anything was recorded: written once, by the first spell of leadership,
+ * beside the serving process (one reference per transaction, yielding
+ * between) once the server listens, and continued by that spell's recorder
+ * and engine.
+ */
+function demoPast(wanted: boolean, store: Store, catalogue: Catalogue, time: ZoneTime, logger: Logger) {
+  let listen!: () => void;
+  const listened = new Promise<void>((resolve) => (listen = resolve));
+  let pending = wanted;
+  let stopping = false;
+  let written: Promise<BackfillSummary | null> = Promise.resolve(null);
+  return {
+    recording(continuation: PastContinuation, until: number, ended: () => boolean): void {
+      if (!pending) return;
+      pending = false;
+      const stopped = () => stopping || ended();
+      written = listened
+        .then(() => (stopped() ? null : writeDemoPast(store.history, catalogue, time, logger, { until, continuation, stopped })))
+        .catch((error: unknown) => {
+          logger.warn({ part: 'demo', reason: describeStoreError(error) }, 'demo: history backfill stopped; the past stays partial');
+          return null;
+        });
+    },
+    listening(): Promise<BackfillSummary | null> {
+      listen();
+      return written;
+    },
+    async stop(): Promise<void> {
+      stopping = true;
+      listen();
+      await written;
+    },
+  };
+}
 
 /**
  * Open the store, waiting up to `storeWaitMs` for a database that is still

@@ -18,6 +18,7 @@ export async function serve(role: Role = 'all'): Promise<void> {
   const address = await runtime.app.listen({ port: config.port, host: config.host });
   const shared = config.redisUrl ? `role ${role}, shared through Redis` : 'one process';
   console.log(`nerkh listening on ${address} (${shared}; ready in ${Date.now() - started} ms)`);
+  void runtime.startBackground();
   if (role !== 'ingest') console.log(`  status page: ${address}/status   docs: ${address}/docs`);
   if (config.demo) console.log(`  demo sources under ${config.dataDir}/demo`);
   if (runtime.demoKey) {

@@ -4,7 +4,8 @@ import { rollUp, type Candle } from '../domain/candle.js';
 import type { ZoneTime } from '../domain/time.js';
 import { Buckets } from '../history/buckets.js';
 import type { Logger } from '../log.js';
-import type { HistoryRepository, StoredCandle } from '../store/history.js';
+import type { DaySeed } from '../live/market-day.js';
+import type { Grain, HistoryRepository, StoredCandle } from '../store/history.js';
 import { gaussian, LEVELS_FILE, roundLike } from './feeder.js';
 
 const MINUTE = 60_000;
@@ -12,36 +13,80 @@ const HOUR = 3_600_000;
 const DAY = 86_400_000;
 /** How far back the demo's past goes: daily candles for all of it. */
 export const BACKFILL_DAYS = 30;
-/** Hourly candles for the last week, minute candles for the last two hours: enough for every chart, quick to write. */
+/** Hourly candles for the last week, minute candles for the last two hours: enough for every chart. */
 const HOURLY_DAYS = 7;
 const MINUTE_HOURS = 2;
+/** The longest rest between two chunks. */
+const MAX_REST_MS = 100;
 /** The feeder writes every 2 s: about this many values a minute. */
 const POINTS_PER_MINUTE = 30;
 
+/** Who continues the past once it is written: the recorder and the engine of the process that writes it. */
+export interface PastContinuation {
+  /** The recorder: candles of the minute, hour or day its recording began in (see `HistoryRecorder.absorbPast`). */
+  recorder: { absorbPast(rows: readonly StoredCandle[]): StoredCandle[] };
+  /** The engine: the earlier part of today's market day and yesterday's close. */
+  engine: { prependDays(seeds: ReadonlyMap<string, DaySeed>): void };
+}
+
+export interface BackfillOptions {
+  /** Where the past ends: the moment recording began (now, when nothing records). */
+  until?: number;
+  random?: () => number;
+  /** Given when the process already records: the candles it started continue the past's. */
+  continuation?: PastContinuation;
+  /** Asked between chunks: true stops the backfill (the process is closing). */
+  stopped?: () => boolean;
+}
+
+/** What a backfill wrote, and the longest it held the event loop (CPU time of its longest chunk, which no busy machine inflates). */
+export interface BackfillSummary {
+  candles: number;
+  chunks: number;
+  longestChunkCpuMs: number;
+}
+
+/** A believable past for the demo, written only into an empty history; null when the history was not empty. */
+export async function backfillDemoHistory(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<BackfillSummary | null> {
+  if (!(await repository.isEmpty())) return null;
+  return writeDemoPast(repository, catalogue, time, logger, options);
+}
+
 /**
- * A believable past for the demo, written once into an empty history: a
- * mean-reverting walk backwards from each item's demo level (where the
+ * A mean-reverting walk backwards from each item's demo level (where the
  * feeder starts), in day steps for 30 days, hour steps for the last week and
  * minute steps for the last two hours. Hourly and daily candles are rolled
  * up from the steps below them, as the recorder would, so charts and
- * `change` have something to show from the first start while first start
- * stays quick. Values are rounded as the feeder rounds them.
+ * `change` have something to show from the first start. Values are rounded
+ * as the feeder rounds them.
+ *
+ * It runs beside a serving process, so it never holds the event loop long:
+ * one reference at a time (a few hundred candles, one transaction, a few
+ * milliseconds), then a rest as long as the chunk took, so requests, timers
+ * and sockets get at least half of the loop meanwhile. The caller checks
+ * that the history was empty before anything was recorded.
  */
-export async function backfillDemoHistory(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, random: () => number = Math.random): Promise<void> {
-  if (!(await repository.isEmpty())) return;
+export async function writeDemoPast(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<BackfillSummary | null> {
+  const random = options.random ?? Math.random;
   const started = Date.now();
   const levels = JSON.parse(readFileSync(LEVELS_FILE, 'utf8')) as Record<string, number>;
   const buckets = new Buckets(time);
-  const now = time.now();
+  const until = options.until ?? time.now();
   // Minute steps for the last two hours, hour steps back to a week ago, day steps back to 30 days ago.
-  const thisMinute = buckets.start(now, '1m');
+  const thisMinute = buckets.start(until, '1m');
   const minuteStarts = steps(thisMinute - MINUTE_HOURS * HOUR, thisMinute, (at) => at + MINUTE);
-  const hourlyFrom = buckets.start(now - HOURLY_DAYS * DAY, '1d');
+  const hourlyFrom = buckets.start(until - HOURLY_DAYS * DAY, '1d');
   const hourStarts = steps(hourlyFrom, minuteStarts[0]!, (at) => buckets.next(at, '1h'));
-  const dayStarts = steps(buckets.start(now - BACKFILL_DAYS * DAY, '1d'), hourlyFrom, (at) => buckets.next(at, '1d'));
-  const rows: StoredCandle[] = [];
+  const dayStarts = steps(buckets.start(until - BACKFILL_DAYS * DAY, '1d'), hourlyFrom, (at) => buckets.next(at, '1d'));
+  // The hour and day `until` falls in are the ones recording began in: their candles continue these.
+  const recording: Record<Grain, number> = { minute: thisMinute, hour: buckets.start(until, '1h'), day: buckets.start(until, '1d') };
+  const seeds = new Map<string, DaySeed>();
+  const summary: BackfillSummary = { candles: 0, chunks: 0, longestChunkCpuMs: 0 };
 
   for (const reference of catalogue.references) {
+    if (options.stopped?.()) return null;
+    const began = performance.now();
+    const cpu = process.cpuUsage();
     const level = levels[reference.source_key];
     if (level === undefined) continue;
     const text = (value: number) => String(roundLike(value, level));
@@ -54,12 +99,33 @@ export async function backfillDemoHistory(repository: HistoryRepository, catalog
     const daySteps = candles(dayStarts, dayPath.reverse(), DAY, POINTS_PER_MINUTE * 1440, text, random);
     const hourly = rollUp([...hourSteps, ...minutes], buckets.bucketer('1h'));
     const daily = rollUp([...daySteps, ...hourly], buckets.bucketer('1d'));
+    const rows: StoredCandle[] = [];
     for (const candle of minutes) rows.push({ grain: 'minute', reference: reference.key, candle });
     for (const candle of hourly) rows.push({ grain: 'hour', reference: reference.key, candle });
     for (const candle of daily) rows.push({ grain: 'day', reference: reference.key, candle });
+    const today = daily.at(-1)!;
+    if (today.start === recording.day) {
+      const yesterday = daily.at(-2);
+      seeds.set(reference.key, { day: time.day(today.start), open: today.open, high: today.high, low: today.low, close: today.close, prevClose: yesterday?.close ?? null });
+    }
+
+    const overlapping = rows.filter((row) => row.candle.start >= recording[row.grain]);
+    const past = rows.filter((row) => row.candle.start < recording[row.grain]);
+    const rest = options.continuation ? options.continuation.recorder.absorbPast(overlapping) : overlapping;
+    // The settled past changes: readers' caches of it look again.
+    const written = repository.write([...past, ...rest], true);
+    // Up to the write's first wait: with SQLite, the whole chunk.
+    const used = process.cpuUsage(cpu);
+    await written;
+    summary.candles += rows.length;
+    summary.chunks++;
+    summary.longestChunkCpuMs = Math.max(summary.longestChunkCpuMs, (used.user + used.system) / 1000);
+    // Rest as long as the chunk took: at most half of the event loop goes to the past, the rest to serving.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_REST_MS, performance.now() - began)));
   }
-  await repository.write(rows);
-  logger.info({ part: 'demo', candles: rows.length, ms: Date.now() - started }, `demo: history backfilled for the last ${BACKFILL_DAYS} days`);
+  options.continuation?.engine.prependDays(seeds);
+  logger.info({ part: 'demo', ...summary, ms: Date.now() - started }, `demo: history backfilled for the last ${BACKFILL_DAYS} days`);
+  return summary;
 }
 
 /** Starts from `first` up to (not including) `end`. */

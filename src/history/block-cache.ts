@@ -1,7 +1,10 @@
-/** A run of rendered candles: their starts (ascending) and JSON fragments, with a fingerprint of the fragments. */
+/** A run of rendered candles: their starts (ascending) and JSON text, with a fingerprint of the text. */
 export interface CandleBlock {
   starts: number[];
-  fragments: string[];
+  /** The candle objects joined by commas; one string, so the cache holds one object per block, not one per candle. */
+  json: string;
+  /** Where each candle's object ends in `json`. */
+  ends: number[];
   hash: number;
   /** For a block still open at the time it was loaded: the recorder's version of the reference then. */
   liveVersion: number | null;

@@ -8,8 +8,8 @@ import { GRAIN_OF, INTERVAL_OF, nominalMs, type Buckets, type Interval } from '.
 import type { HistoryRecorder } from './recorder.js';
 
 const DAY_MS = 86_400_000;
-/** Candles per cached block (nominal): a 1,000-candle range touches two or three blocks. */
-const BLOCK_CANDLES = 500;
+/** Candles per cached block (nominal): a 1,000-candle range touches four or five blocks, so a miss reads little beyond it. */
+const BLOCK_CANDLES = 250;
 /** A block that ended this long ago is settled: every candle in it has been written. */
 const SETTLED_MS = 60_000;
 /** How often the store's history revision is checked (an import in another process changes the past). */
@@ -99,13 +99,20 @@ export class HistoryReader {
     await this.checkRevision(now);
     const span = nominalMs(interval) * BLOCK_CANDLES;
     const parts: string[] = [];
+    let count = 0;
     let hash = fnv1a(`${reference} ${interval} ${from} ${to}${toman ? ' toman' : ''}`);
     for (let blockStart = Math.floor(from / span) * span; blockStart < to; blockStart += span) {
       const block = await this.block(reference, interval, blockStart, blockStart + span, now, toman);
-      for (let i = lowerBound(block.starts, from), end = lowerBound(block.starts, to); i < end; i++) parts.push(block.fragments[i]!);
+      const first = lowerBound(block.starts, from);
+      const end = lowerBound(block.starts, to);
+      if (end > first) {
+        // One slice of the block's text per block: no string per candle is made or joined.
+        parts.push(first === 0 && end === block.starts.length ? block.json : block.json.slice(first === 0 ? 0 : block.ends[first - 1]! + 1, block.ends[end - 1]));
+        count += end - first;
+      }
       hash = combineHash(hash, block.hash);
     }
-    return { json: parts.join(','), count: parts.length, hash };
+    return { json: parts.join(','), count, hash };
   }
 
   /**
@@ -154,9 +161,14 @@ export class HistoryReader {
     const cached = this.cache.get(key);
     if (cached && (settled ? cached.liveVersion === null : liveVersion !== null && cached.liveVersion === liveVersion)) return cached;
     const candles = first < end ? await this.candles(reference, interval, first, end) : [];
-    const time = this.buckets.time;
-    const fragments = candles.map((candle) => candleFragment(toman ? candleInToman(candle) : candle, time));
-    const block: CandleBlock = { starts: candles.map((c) => c.start), fragments, hash: fnv1a(fragments.join(',')), liveVersion };
+    const texts = new StartTexts(this.buckets.time);
+    const ends = new Array<number>(candles.length);
+    let json = '';
+    candles.forEach((candle, i) => {
+      json += (i === 0 ? '' : ',') + texts.fragment(toman ? candleInToman(candle) : candle);
+      ends[i] = json.length;
+    });
+    const block: CandleBlock = { starts: candles.map((c) => c.start), json, ends, hash: fnv1a(json), liveVersion };
     if (settled || liveVersion !== null) this.cache.set(key, block);
     else this.cache.delete(key);
     return block;
@@ -186,6 +198,44 @@ export class HistoryReader {
 export function candleFragment(candle: Candle, time: Buckets['time']): string {
   const t = time.format(candle.start);
   return `{"t":"${t}","t_jalali":"${time.jalaliDate(candle.start)} ${t.slice(11, 19)}","open":${candle.open},"high":${candle.high},"low":${candle.low},"close":${candle.close},"points":${candle.points}}`;
+}
+
+/**
+ * `candleFragment` for a run of candles in time order: the date, zone offset
+ * and Jalali date are made once per local day and offset, the clock by
+ * arithmetic, so no Date or ISO text is made per candle (that cost more than
+ * reading the candle).
+ */
+export class StartTexts {
+  private day = NaN;
+  private offset = NaN;
+  private date = '';
+  private zone = '';
+  private jalali = '';
+
+  constructor(private readonly time: Buckets['time']) {}
+
+  fragment(candle: Candle): string {
+    const ms = candle.start;
+    const offset = this.time.offsetMinutes(ms);
+    const local = ms + offset * 60_000;
+    const day = Math.floor(local / DAY_MS);
+    if (day !== this.day || offset !== this.offset) {
+      const text = this.time.format(ms);
+      this.date = text.slice(0, 10);
+      this.zone = text.slice(19);
+      this.jalali = this.time.jalaliDate(ms);
+      this.day = day;
+      this.offset = offset;
+    }
+    const seconds = Math.floor((local - day * DAY_MS) / 1000);
+    const clock = `${two(Math.floor(seconds / 3600))}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
+    return `{"t":"${this.date}T${clock}${this.zone}","t_jalali":"${this.jalali} ${clock}","open":${candle.open},"high":${candle.high},"low":${candle.low},"close":${candle.close},"points":${candle.points}}`;
+  }
+}
+
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
 }
 
 /** The stored candles with the recorder's newest ones in place of (or after) their stored copies. */

@@ -182,6 +182,7 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
   const historyBacklog: [string, string, keyof HistoryBacklog][] = [
     ['nerkh_history_pending_candles', 'History candles (minute, hour, day) changed in memory and not yet written to the store', 'pendingCandles'],
     ['nerkh_history_dropped_candles', 'Minute candles since start dropped because the in-memory buffer was full while the store was away', 'droppedCandles'],
+    ['nerkh_history_recording_busy_seconds', 'Seconds since start the recorder held the event loop: recording served values and handing batches to the store (with SQLite the whole write)', 'busySeconds'],
   ];
   for (const [name, help, field] of historyBacklog) {
     new Gauge({

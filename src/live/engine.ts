@@ -75,6 +75,12 @@ export class RatesEngine {
     for (const [key, seed] of seeds) this.days.seed(key, seed);
   }
 
+  /** The market days' earlier part, learned after values were served (see `MarketDays.prepend`); shows from the next rebuild. */
+  prependDays(seeds: ReadonlyMap<string, DaySeed>): void {
+    for (const [key, seed] of seeds) this.days.prepend(key, seed);
+    if (this.ticker) this.schedule();
+  }
+
   onSnapshot(listener: (snapshot: Snapshot) => void): void {
     this.listeners.push(listener);
   }

@@ -2,6 +2,7 @@ import type { LeaderLease } from '../bus/lease.js';
 import type { SnapshotBus } from '../bus/snapshot-bus.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { AppConfig } from '../config.js';
+import type { PastContinuation } from '../demo/backfill.js';
 import { DemoFeeder } from '../demo/feeder.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { HistoryRecorder } from '../history/recorder.js';
@@ -35,6 +36,8 @@ export interface IngestOptions {
   bus: SnapshotBus;
   /** A history recorder for a new spell of leadership (only the leader records); none: no history. */
   openRecorder?: () => HistoryRecorder;
+  /** Told when a spell of leadership begins recording: from when, with what continues a past written later, and whether the spell has ended. */
+  onRecording?: (continuation: PastContinuation, from: number, ended: () => boolean) => void;
 }
 
 /** One spell of leadership: its own monitor and engine, since a stopped monitor does not start again. */
@@ -132,7 +135,9 @@ export class IngestRole {
       engine.seedDays(latest ? withSharedDays(stored, latest.snapshot, time) : stored);
       engine.onSnapshot((snapshot) => this.publish(term, snapshot));
       await engine.start();
+      const from = time.now();
       recorder?.start(engine);
+      if (recorder) this.options.onRecording?.({ recorder, engine }, from, () => term.ended);
     } catch (error) {
       this.term = null;
       await this.end(term);

@@ -25,7 +25,7 @@ for (const dialect of DIALECTS) {
         const buckets = new Buckets(time);
         let seed = 1;
         const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-        await backfillDemoHistory(store.history, loadCatalogue(BUNDLED_CATALOGUE), time, createLogger('silent'), random);
+        await backfillDemoHistory(store.history, loadCatalogue(BUNDLED_CATALOGUE), time, createLogger('silent'), { random });
 
         const days = await store.history.range('day', 'usd_free', 0, now + DAY);
         assert.equal(days.length, 31, '30 days back and today');
@@ -50,7 +50,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(rollUp(hours.filter((h) => h.start >= today.start), () => today.start)[0], today);
 
         const before = await store.history.range('day', 'coin_emami', 0, now + DAY);
-        await backfillDemoHistory(store.history, loadCatalogue(BUNDLED_CATALOGUE), time, createLogger('silent'), random);
+        await backfillDemoHistory(store.history, loadCatalogue(BUNDLED_CATALOGUE), time, createLogger('silent'), { random });
         assert.deepEqual(await store.history.range('day', 'coin_emami', 0, now + DAY), before, 'a history with anything in it is left alone');
       } finally {
         await opened.close();

@@ -171,7 +171,7 @@ async function outage(store: Store, breakStore: () => Promise<void>, mendStore: 
   await mendStore();
   assert.equal(await store.ping(), true);
   await recorder.flush();
-  assert.deepEqual(recorder.backlog(), { pendingCandles: 0, droppedCandles: 3 });
+  assert.deepEqual({ ...recorder.backlog(), busySeconds: 0 }, { pendingCandles: 0, droppedCandles: 3, busySeconds: 0 });
   const minutes = await store.history.range('minute', 'usd_free', base, base + 10 * M);
   assert.deepEqual(
     minutes.map((m) => m.close),
