@@ -4,16 +4,12 @@
  * source files the test rewrites, and the value on screen changes in place.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { ARTIFACTS, launchChromium, watchedPage } from './chromium.js';
 import { writeSource } from '../support/env.js';
 import { SAMPLE, SAMPLE_VALUES, startHarness, type Harness } from '../support/harness.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
 describe('/board in Chromium', () => {
   let harness: Harness;
@@ -29,16 +25,11 @@ describe('/board in Chromium', () => {
   };
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
-    mkdirSync(ARTIFACTS, { recursive: true });
     harness = await startHarness();
     base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     // Enterprise: the stream service on a 1 s tier, so a change shows within a second or two.
     ({ key } = await harness.keyFor('board-user', 'enterprise'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -47,16 +38,7 @@ describe('/board in Chromium', () => {
 
   /** A page at `width` that records console errors and any request leaving this server. */
   async function open(width: number): Promise<{ page: Page; problems: string[]; close: () => Promise<void> }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('request', (request) => {
-      if (!request.url().startsWith(base) && !request.url().startsWith('data:')) problems.push(`outside request: ${request.url()}`);
-    });
+    const { context, page, problems } = await watchedPage(browser, base, width);
     return { page, problems, close: () => context.close() };
   }
 

@@ -4,15 +4,12 @@
  * test-artifacts/ (ignored by git). A missing /usr/bin/chromium fails loudly.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { ARTIFACTS, launchChromium, watchedPage } from './chromium.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 const WIDTHS = [1280, 390];
 
 describe('public pages in Chromium', () => {
@@ -22,19 +19,13 @@ describe('public pages in Chromium', () => {
   let key: string;
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
-    mkdirSync(ARTIFACTS, { recursive: true });
     harness = await startHarness();
     base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     ({ key } = await harness.keyFor('browser-user', 'pro'));
     // Some usage and one error, so the charts and the log have something to draw.
     for (let i = 0; i < 3; i++) await fetch(`${base}/v1/rates/usd_free`, { headers: { 'x-api-key': key } });
     await fetch(`${base}/v1/rates/no_such_key`, { headers: { 'x-api-key': key } });
-    // launch() gives the browser a fresh, temporary profile of its own (it refuses --user-data-dir).
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -43,16 +34,7 @@ describe('public pages in Chromium', () => {
 
   /** Open `path` at `width`; fail on any console error or any request outside this server. */
   async function visit(path: string, width: number, prepare?: (page: Page) => Promise<void>): Promise<{ page: Page; done: () => Promise<void> }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('request', (request) => {
-      if (!request.url().startsWith(base) && !request.url().startsWith('data:')) problems.push(`outside request: ${request.url()}`);
-    });
+    const { context, page, problems } = await watchedPage(browser, base, width);
     await page.goto(`${base}${path}`, { waitUntil: 'networkidle' });
     if (prepare) await prepare(page);
     return {
