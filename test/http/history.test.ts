@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { rollUp, type Candle } from '../../src/domain/candle.js';
@@ -190,6 +191,31 @@ for (const dialect of DIALECTS) {
       assert.notEqual(other.headers.etag, etag);
       const live = await get(`/v1/rates/${SEEDED}/history`);
       assert.match(String(live.headers['cache-control']), /^private, max-age=[0-9]$/);
+    });
+
+    it('compresses a range over 1 KB when asked (gzip and br), once per ETag, with a weak ETag and the same content', async () => {
+      const url = `/v1/rates/${SEEDED}/history?from=${time.day(today - 30 * DAY)}&to=${time.day(today - 1 * DAY)}`;
+      const plain = await get(url);
+      assert.equal(plain.statusCode, 200);
+      assert.ok(plain.rawPayload.length > 1024, `a body of ${plain.rawPayload.length} bytes`);
+      assert.equal(plain.headers['content-encoding'], undefined);
+      const etag = String(plain.headers.etag);
+      for (const [encoding, decode] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
+        const packed = await get(url, key, { 'accept-encoding': encoding });
+        assert.equal(packed.headers['content-encoding'], encoding);
+        assert.match(String(packed.headers.vary), /Accept-Encoding/);
+        assert.equal(packed.headers.etag, `W/${etag}`);
+        assert.ok(packed.rawPayload.length < plain.rawPayload.length / 3, `${encoding}: ${packed.rawPayload.length} of ${plain.rawPayload.length} bytes`);
+        // The same content; generated_at says when each answer was made.
+        const unstamped = (body: string) => body.replace(/"generated_at":"[^"]+"/, '');
+        assert.equal(unstamped(decode(packed.rawPayload).toString()), unstamped(plain.body));
+        assert.match(decode(packed.rawPayload).toString(), /"generated_at":"[^"]+\+03:30"/);
+        assert.equal((await get(url, key, { 'accept-encoding': encoding, 'if-none-match': `W/${etag}` })).statusCode, 304);
+      }
+      const small = await get(`/v1/rates/${SEEDED}/history?interval=1d&from=${time.day(today - 2 * DAY)}&to=${time.day(today - 1 * DAY)}`, key, { 'accept-encoding': 'gzip' });
+      assert.equal(small.statusCode, 200);
+      assert.ok(small.rawPayload.length <= 1024, `${small.rawPayload.length} bytes`);
+      assert.equal(small.headers['content-encoding'], undefined, 'a body of 1 KB or less is sent as it is');
     });
 
     it('records what is served: the current minute’s candle closes at the value the detail endpoint serves', async () => {
