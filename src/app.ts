@@ -14,6 +14,7 @@ import { ApiError } from './domain/errors.js';
 import { apiDescription, finishDocument } from './http/openapi.js';
 import { DOCS_LOGO, DOCS_THEME } from './web/docs-brand.js';
 import { operationalRoutes, type ProbeDeps } from './http/routes/operational.js';
+import { PreparedDocument } from './http/prepared-document.js';
 import { historyRoutes } from './http/routes/history.js';
 import { pageRoutes } from './http/routes/pages.js';
 import { ratesRoutes } from './http/routes/rates.js';
@@ -140,7 +141,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(usageRoutes(deps));
   await app.register(operationalRoutes(deps));
   await app.register(pageRoutes());
-  app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  const description = new PreparedDocument(() => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true, querystring: NoQuery } }, async (request, reply) => description.send(request, reply));
   return app;
 }
 

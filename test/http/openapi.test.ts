@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startHarness, type Harness } from '../support/harness.js';
 import { tempDir } from '../support/env.js';
 
@@ -103,6 +104,18 @@ describe('/docs', () => {
     const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(initializer.body);
     assert.ok(logo, 'a logo replaces the framework one');
     assert.match(Buffer.from(logo[1]!, 'base64').toString('utf8'), /Nerkh/);
+  });
+
+  it('serves the document compressed when asked (gzip and br), with the same content', async () => {
+    const plain = await harness.app.inject({ url: '/openapi.json' });
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.match(String(plain.headers.vary), /Accept-Encoding/);
+    for (const [encoding, decode] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
+      const packed = await harness.app.inject({ url: '/openapi.json', headers: { 'accept-encoding': encoding } });
+      assert.equal(packed.headers['content-encoding'], encoding);
+      assert.ok(packed.rawPayload.length < plain.rawPayload.length / 4, `${encoding}: ${packed.rawPayload.length} of ${plain.rawPayload.length} bytes`);
+      assert.equal(decode(packed.rawPayload).toString(), plain.body);
+    }
   });
 
   it('describes every error code and the response headers, from the code that defines them', async () => {
