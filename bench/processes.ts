@@ -1,6 +1,6 @@
 /** The processes a bench starts and reads: the real server, helpers, their memory (Linux /proc). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,4 +85,14 @@ export function freePort(): Promise<number> {
 
 export function median(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
+/** Three file sources at the demo levels, each 0.1 % above the one before (apart, as real quotes are), stamped now. */
+export function writeSources(work: string): void {
+  const levels = JSON.parse(readFileSync(join(ROOT, 'data', 'demo', 'levels.json'), 'utf8')) as Record<string, number>;
+  mkdirSync(join(work, 'sources'), { recursive: true });
+  ['alpha', 'beta', 'gamma'].forEach((name, i) => {
+    const items = Object.fromEntries(Object.entries(levels).map(([key, level]) => [key, Number((level * (1 + i * 0.001)).toPrecision(8))]));
+    writeFileSync(join(work, 'sources', `${name}.json`), JSON.stringify({ updated_at: new Date().toISOString(), items }));
+  });
 }

@@ -8,15 +8,15 @@
  * one table and writes bench/results/latest.json. Never part of `npm test`.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { measure, type Measurement } from './load.js';
 import { dropSchema, getOnce, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
-import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, SERVE_FLAGS, startChild, startServer } from './processes.js';
+import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, SERVE_FLAGS, startChild, startServer, writeSources } from './processes.js';
 import { streamBench } from './stream.js';
+import { removePrefix } from '../test/support/redis.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -347,22 +347,6 @@ function reportHistory(history: HistoryFigures) {
   console.log(`recording target (≤ 5 % of one core with the demo feeder): ${rec.recorder_percent_of_core <= 5 ? 'met' : 'NOT met'} (${rec.recorder_percent_of_core}%)`);
 }
 
-/** Delete the Redis keys the run made (never a FLUSH: the server may be shared). */
-async function removePrefix(url: string, prefix: string): Promise<void> {
-  const client = new Redis(url, { maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await client.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    client.disconnect();
-  }
-}
-
 /** CPU seconds, user and system, a process has used so far. */
 function cpuSeconds(pid: number): number {
   const { user, system } = cpuTime(pid);
@@ -378,15 +362,6 @@ function benchEnvironment(work: string, port: number): NodeJS.ProcessEnv {
   };
   writeFileSync(join(work, 'config.json'), JSON.stringify(config));
   return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(port), NERKH_HOST: '127.0.0.1' };
-}
-
-function writeSources(work: string) {
-  const levels = JSON.parse(readFileSync(join(ROOT, 'data', 'demo', 'levels.json'), 'utf8')) as Record<string, number>;
-  mkdirSync(join(work, 'sources'), { recursive: true });
-  ['alpha', 'beta', 'gamma'].forEach((name, i) => {
-    const items = Object.fromEntries(Object.entries(levels).map(([key, level]) => [key, Number((level * (1 + i * 0.001)).toPrecision(8))]));
-    writeFileSync(join(work, 'sources', `${name}.json`), JSON.stringify({ updated_at: new Date().toISOString(), items }));
-  });
 }
 
 /** Accounts and keys through the real store, in one process (the CLI would take minutes for 10,000). */

@@ -16,13 +16,13 @@
  * a few thousand connections each. Everything talks to 127.0.0.1 only.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { measure, type Measurement } from './load.js';
-import { cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer } from './processes.js';
+import { cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer, writeSources } from './processes.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
 const CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 4);
@@ -267,16 +267,6 @@ function environment(work: string): NodeJS.ProcessEnv {
   };
   writeFileSync(join(work, 'config.json'), JSON.stringify(config));
   return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(18_000 + Math.floor(Math.random() * 20_000)), NERKH_HOST: '127.0.0.1' };
-}
-
-/** Three file sources at the demo levels (slightly apart), as the main bench writes them. */
-function writeSources(work: string) {
-  const levels = JSON.parse(readFileSync(join(ROOT, 'data', 'demo', 'levels.json'), 'utf8')) as Record<string, number>;
-  mkdirSync(join(work, 'sources'), { recursive: true });
-  ['alpha', 'beta', 'gamma'].forEach((name, i) => {
-    const items = Object.fromEntries(Object.entries(levels).map(([key, level]) => [key, Number((level * (1 + i * 0.001)).toPrecision(8))]));
-    writeFileSync(join(work, 'sources', `${name}.json`), JSON.stringify({ updated_at: new Date().toISOString(), items }));
-  });
 }
 
 /** Two accounts through the real store: one for detail requests, one whose plan allows the streams. */

@@ -1,30 +1,11 @@
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startHarness, type Harness } from '../support/harness.js';
+import { fetchRaw, type RawAnswer } from '../support/raw-http.js';
 
-interface Raw {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
 
-/** One request over real HTTP, the body as the bytes sent (no client-side decoding). */
-function fetchRaw(base: string, path: string, headers: Record<string, string>): Promise<Raw> {
-  const { hostname, port } = new URL(base);
-  return new Promise((resolve, reject) => {
-    request({ host: hostname, port, path, headers, timeout: 5000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
-const decode = (raw: Raw): Buffer => {
+const decode = (raw: RawAnswer): Buffer => {
   const encoding = raw.headers['content-encoding'];
   if (encoding === 'gzip') return gunzipSync(raw.body);
   if (encoding === 'br') return brotliDecompressSync(raw.body);
@@ -46,7 +27,7 @@ describe('compression: gzip and br for bodies over 1 KB, prepared once a second'
   after(() => harness.close());
 
   /** The identity and the encoded answer from the same second, so the bodies must be byte for byte the same. */
-  async function pair(path: string, acceptEncoding: string): Promise<[Raw, Raw]> {
+  async function pair(path: string, acceptEncoding: string): Promise<[RawAnswer, RawAnswer]> {
     for (let attempt = 0; ; attempt++) {
       const plain = await fetchRaw(base, path, { 'x-api-key': key });
       const encoded = await fetchRaw(base, path, { 'x-api-key': key, 'accept-encoding': acceptEncoding });

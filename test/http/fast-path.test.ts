@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { startHarness, type Harness } from '../support/harness.js';
+import { fetchRaw } from '../support/raw-http.js';
 
 /** Headers that legitimately differ between two answers to the same request. */
 const VOLATILE = new Set(['date', 'connection', 'keep-alive', 'x-request-id', 'ratelimit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'transfer-encoding']);
@@ -25,20 +26,6 @@ function send(base: string, path: string, headers: Record<string, string> = {}, 
     });
     outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer to ${path} within 5 s`)));
     outgoing.on('error', reject).end();
-  });
-}
-
-/** One GET over real HTTP, the body as the bytes sent (a compressed body stays compressed). */
-function sendForBytes(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
-  const { hostname, port } = new URL(base);
-  return new Promise((resolve, reject) => {
-    request({ host: hostname, port, path, headers, timeout: 5000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
   });
 }
 
@@ -154,7 +141,7 @@ describe('detail: raw path and Fastify route agree', () => {
       for (const query of queries) {
         const path = `/v1/rates${query}`;
         const headers = { 'x-api-key': key, 'accept-encoding': 'gzip', origin: 'https://board.example' };
-        const raw = await sendForBytes(base, path, headers);
+        const raw = await fetchRaw(base, path, headers);
         const injected = await harness.app.inject({ url: path, headers });
         const text = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunzipSync(body) : body).toString();
         assertSameAnswer(
