@@ -13,9 +13,9 @@ export const SERVE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 
   .filter((word) => word.startsWith('--'));
 
 /** `nerkh serve` with `env`, resolved once /readyz answers 200; readyMs counts from the spawn. */
-export async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[], bin = BIN): Promise<{ child: ChildProcess; readyMs: number }> {
+export async function startServer(env: NodeJS.ProcessEnv, children: ChildProcess[], bin = BIN, nodeFlags: string[] = []): Promise<{ child: ChildProcess; readyMs: number }> {
   const started = Date.now();
-  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, bin, 'serve'], env, /nerkh listening on/);
+  const child = await startChild(children, process.execPath, [...SERVE_FLAGS, ...nodeFlags, bin, 'serve'], env, /nerkh listening on/);
   const url = `http://127.0.0.1:${env.NERKH_PORT}/readyz`;
   for (;;) {
     const ok = await fetch(url).then((r) => r.status === 200, () => false);

@@ -12,6 +12,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import { measure, type Measurement } from './load.js';
 import { dropSchema, getOnce, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
 import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, SERVE_FLAGS, startChild, startServer, writeSources } from './processes.js';
@@ -74,7 +75,15 @@ async function main() {
 
     // The earlier version gets a copy of the seeded store, so neither writes to the other's.
     if (BEFORE) cpSync(env.NERKH_DATA_DIR!, join(work, 'data-before'), { recursive: true });
-    const server = await startServer(env, children);
+    // Baseline (c) runs inside this very process (bench/in-process-baseline.mjs), idle but for its own rounds.
+    const inProcessPort = await freePort();
+    const inProcessEnv = {
+      ...env,
+      NERKH_BENCH_BASELINE_PORT: String(inProcessPort),
+      NERKH_BENCH_BASELINE_BODY: join(work, 'body.json'),
+      NERKH_BENCH_BASELINE_HEADERS: join(work, 'headers.json'),
+    };
+    const server = await startServer(inProcessEnv, children, BIN, ['--import', pathToFileURL(join(ROOT, 'bench', 'in-process-baseline.mjs')).href]);
     const serverPid = server.child.pid!;
     const { rss: idleRss, peak: startPeak } = memory(serverPid);
     console.log(`nerkh ready in ${server.readyMs} ms with ${seeded + 1} accounts and keys (cold start, process spawn to /readyz); RSS ${idleRss.toFixed(1)} MB`);
@@ -104,6 +113,7 @@ async function main() {
     const targets: Target[] = [
       { name: BASELINE_MINIMAL, url: `http://127.0.0.1:${baselines[0]!.port}${detailPath}`, headers: auth, pid: baselines[0]!.pid },
       { name: BASELINE_FLAT, url: `http://127.0.0.1:${baselines[1]!.port}${detailPath}`, headers: auth, pid: baselines[1]!.pid },
+      { name: BASELINE_IN_PROCESS, url: `http://127.0.0.1:${inProcessPort}${detailPath}`, headers: auth, pid: serverPid },
       { name: DETAIL, url: base + detailPath, headers: auth, pid: serverPid },
       { name: 'detail, 10 keys, toman', url: `${base}${detailPath}?unit=toman`, headers: auth, pid: serverPid },
       { name: 'detail, 10 keys, gzip', url: base + detailPath, headers: gzip, pid: serverPid },
@@ -171,6 +181,7 @@ async function main() {
 
 const BASELINE_MINIMAL = 'baseline (a) node:http, 2 headers';
 const BASELINE_FLAT = 'baseline (b) node:http, same headers';
+const BASELINE_IN_PROCESS = 'baseline (c) = (b) inside nerkh';
 const DETAIL = 'detail, 10 keys';
 const DETAIL_REDIS = 'detail, 10 keys, on Redis';
 
@@ -215,6 +226,10 @@ function report(
     );
   }
   console.log('req/s: mean of the rounds; p50, p99: median round (worst: worst round); vs (a), vs (b): median over rounds of req/s against that baseline in the same round; µs CPU: median over rounds of the CPU time (user + system) of the answering process per request; peak MB: highest RSS of the answering process while that target was loaded.');
+  // What the process costs (c against b) apart from what the endpoint costs (detail against c).
+  const processShare = ratio(BASELINE_IN_PROCESS, BASELINE_FLAT);
+  const endpointShare = ratio(DETAIL, BASELINE_IN_PROCESS);
+  console.log(`the same bare handler inside the nerkh process against its own process (c vs b): ${processShare.toFixed(3)}; detail against that handler in the same process (detail vs c): ${endpointShare.toFixed(3)}`);
   const redis = results.has(DETAIL_REDIS) ? ratio(DETAIL_REDIS, DETAIL) : null;
   if (redis !== null) console.log(`detail on Redis against the embedded process, same rounds: ${redis.toFixed(3)} (target ≥ 0.7)`);
   console.log(`server RSS with ${accounts} accounts and keys: ${rss.idle.toFixed(1)} MB idle, ${rss.after.toFixed(1)} MB after the runs, ${rss.peak.toFixed(1)} MB peak; cold start to ready: ${readyMs} ms`);
@@ -235,6 +250,8 @@ function report(
         connections: CONNECTIONS,
         rows,
         redis_vs_embedded: redis,
+        in_process_baseline_vs_b: processShare,
+        detail_vs_in_process_baseline: endpointShare,
         rss_mb: { idle: Number(rss.idle.toFixed(1)), after_runs: Number(rss.after.toFixed(1)), peak: Number(rss.peak.toFixed(1)) },
         ready_ms: readyMs,
         accounts,

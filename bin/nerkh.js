@@ -11,4 +11,6 @@ if (!existsSync(compiled)) {
   console.error('nerkh: dist/ is missing; run `npm ci` (or `npm run build`) first.');
   process.exit(1);
 }
+// The service first makes process.nextTick hot, before anything else queues ticks (dist/settle-next-tick.js says why).
+if (process.argv[2] === 'serve') await (await import(new URL('../dist/settle-next-tick.js', import.meta.url).href)).settleNextTick();
 await import(pathToFileURL(compiled).href);
