@@ -17,6 +17,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from './domain/clock.js';
 import { createLogger, type Logger } from './log.js';
 import { openHistory } from './history/open.js';
+import type { RecorderFence } from './history/recorder.js';
+import { epochOf, type LeaderLease } from './bus/lease.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -83,10 +85,12 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   storeCheck.unref();
 
   const backends = openBackends(config, role, time, logger);
+  // A Redis that lost its epoch counter must not hand out an epoch the history has already seen.
+  await backends.lease?.respectFence(await store.history.fence().catch(() => 0));
   await backends.start();
 
   // History: only the ingest leader records (a recorder per spell of leadership); every serving node reads the store.
-  const openRecorder = () => openHistory(store, time, config.history.minuteDays, logger).recorder;
+  const openRecorder = () => openHistory(store, time, config.history.minuteDays, logger, undefined, leaderFence(backends.lease, logger)).recorder;
   const past = demoPast(config.demo && backends.lease !== null && (await store.history.isEmpty().catch(() => false)), store, catalogue, time, logger);
   const ingest = backends.lease
     ? new IngestRole({ id: backends.id, config, catalogue, sourcePriority, screening, time, logger, lease: backends.lease, bus: backends.bus, openRecorder, onRecording: past.recording })
@@ -169,6 +173,24 @@ const NO_HISTORY_BACKLOG = { pendingCandles: 0, droppedCandles: 0, busySeconds: 
  * between) once the server listens, and continued by that spell's recorder
  * and engine.
  */
+/**
+ * How this leadership's history writes are fenced: by its lease epoch, so a
+ * leader that paused past its lease cannot overwrite its successor's candles
+ * (none for a single process, whose token has no epoch). A refused write hands
+ * the lease back, to be taken again with an epoch above the store's.
+ */
+function leaderFence(lease: LeaderLease | null, logger: Logger): RecorderFence | null {
+  const epoch = lease ? epochOf(lease.token) : null;
+  if (lease === null || epoch === null) return null;
+  return {
+    epoch,
+    onRefused: (fence) => {
+      logger.warn({ part: 'history', epoch, fence }, 'history write refused: a leader with a newer epoch has written; this leadership stops recording');
+      void lease.respectFence(fence);
+    },
+  };
+}
+
 function demoPast(wanted: boolean, store: Store, catalogue: Catalogue, time: ZoneTime, logger: Logger) {
   let listen!: () => void;
   const listened = new Promise<void>((resolve) => (listen = resolve));

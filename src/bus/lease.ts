@@ -17,12 +17,29 @@ export interface LeaderLease {
   readonly token: string | null;
   /** False while the lease cannot be checked (Redis unreachable). */
   readonly healthy: boolean;
+  /**
+   * Never lead with an epoch at or below `fence` (the newest epoch that wrote
+   * history): the next acquisition takes a higher one, and a lease held with a
+   * lower one is given up. Called with the store's fence at start (a Redis that
+   * lost its epoch counter must not hand out old epochs) and when a history
+   * write is refused.
+   */
+  respectFence(fence: number): Promise<void>;
   /** Hear of every gain (true) and loss (false) of the lease. */
   onChange(listener: (isLeader: boolean) => void): () => void;
   /** Try once to take the lease, then keep trying (or renewing) in the background. Never rejects. */
   start(): Promise<void>;
   /** Stop, handing the lease over at once if held. */
   close(): Promise<void>;
+}
+
+/** The epoch in a fencing token `<node id>#<epoch>`; null for a token without one (the single process's). */
+export function epochOf(token: string | null): number | null {
+  if (token === null) return null;
+  const separator = token.lastIndexOf('#');
+  if (separator === -1) return null;
+  const epoch = Number(token.slice(separator + 1));
+  return Number.isSafeInteger(epoch) ? epoch : null;
 }
 
 /** A node id that is unique per process and readable on the status page: host, pid and a random tail. */
@@ -45,6 +62,9 @@ export class SoleLeader implements LeaderLease {
   onChange(): () => void {
     return () => {};
   }
+
+  /** A single process writes unfenced (its token has no epoch), so nothing is ever refused. */
+  async respectFence(): Promise<void> {}
 
   async start(): Promise<void> {}
 

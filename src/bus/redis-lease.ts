@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../domain/clock.js';
 import type { Logger } from '../log.js';
-import type { LeaderLease } from './lease.js';
+import { epochOf, type LeaderLease } from './lease.js';
 import type { RedisLink } from './link.js';
 import { LuaScript } from './script.js';
 
@@ -139,6 +139,19 @@ export class RedisLeaderLease implements LeaderLease {
     }
   }
 
+  async respectFence(fence: number): Promise<void> {
+    this.highestEpoch = Math.max(this.highestEpoch, fence);
+    const token = this.held;
+    if (token === null || (epochOf(token) ?? 0) > fence) return;
+    this.logger.warn({ part: 'lease', id: this.id, token, fence }, 'ingest leadership given up: a newer epoch has written history');
+    this.lose();
+    try {
+      await RELEASE.run(this.link.client, [leaseKey(this.link)], [token]);
+    } catch {
+      // Unreachable: the lease simply runs out within 5 s.
+    }
+  }
+
   /** One round: renew while leading, else try to take the lease. */
   async tick(): Promise<void> {
     if (this.busy || this.closed) return;
@@ -178,9 +191,8 @@ export class RedisLeaderLease implements LeaderLease {
       return;
     }
     const [taken, token] = reply as [number, string];
-    const separator = token.lastIndexOf('#');
-    this.holderId = token.slice(0, separator);
-    this.highestEpoch = Math.max(this.highestEpoch, Number(token.slice(separator + 1)) || 0);
+    this.holderId = token.slice(0, token.lastIndexOf('#'));
+    this.highestEpoch = Math.max(this.highestEpoch, epochOf(token) ?? 0);
     if (taken !== 1) return;
     if (this.closed) {
       await RELEASE.run(this.link.client, [leaseKey(this.link)], [token]).catch(() => {});

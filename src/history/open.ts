@@ -4,13 +4,14 @@ import { describeStoreError } from '../store/errors.js';
 import type { Store } from '../store/store.js';
 import { Buckets } from './buckets.js';
 import { HistoryReader } from './reader.js';
-import { HistoryRecorder } from './recorder.js';
+import { HistoryRecorder, type RecorderFence } from './recorder.js';
 
 /**
  * A recorder (fed by the engine) and a reader (for HTTP) over one store. The
  * reader overlays `readerRecorder`'s unwritten candles, the new recorder's
  * unless given (a node reads through whichever recorder its current spell of
- * leadership has, or none).
+ * leadership has, or none). `fence`: the leader's lease epoch, when several
+ * nodes may lead in turn (see HistoryRepository.write).
  */
 export function openHistory(
   store: Store,
@@ -18,9 +19,16 @@ export function openHistory(
   minuteDays: number,
   logger: Logger,
   readerRecorder?: () => HistoryRecorder | null,
+  fence: RecorderFence | null = null,
 ): { recorder: HistoryRecorder; reader: HistoryReader } {
-  const recorder = new HistoryRecorder(store.history, time, store.health, minuteDays, (error) =>
-    logger.warn({ part: 'history', reason: describeStoreError(error) }, 'history store not usable; recording goes on in memory'),
+  const recorder = new HistoryRecorder(
+    store.history,
+    time,
+    store.health,
+    minuteDays,
+    (error) => logger.warn({ part: 'history', reason: describeStoreError(error) }, 'history store not usable; recording goes on in memory'),
+    undefined,
+    fence,
   );
   return { recorder, reader: new HistoryReader(store.history, new Buckets(time), store.health, minuteDays, readerRecorder ?? recorder) };
 }

@@ -3,7 +3,7 @@ import type { ZoneTime } from '../domain/time.js';
 import type { DaySeed } from '../live/market-day.js';
 import type { Snapshot } from '../live/snapshot.js';
 import type { StoreHealth } from '../store/health.js';
-import { GRAINS, type Grain, type HistoryRepository, type StoredCandle } from '../store/history.js';
+import { FencedWriteError, GRAINS, type Grain, type HistoryRepository, type StoredCandle } from '../store/history.js';
 import { Buckets } from './buckets.js';
 import { SourceActivity } from './activity.js';
 
@@ -38,6 +38,13 @@ interface Tracked {
   reference: string;
   grain: Grain;
   candle: Candle;
+}
+
+/** How a leader's writes are fenced: its lease epoch, and what to do when a newer leader has written. */
+export interface RecorderFence {
+  epoch: number;
+  /** Called once, with the store's newer epoch, when a batch is refused; recording has stopped by then. */
+  onRefused(fence: number): void;
 }
 
 /** The last value recorded for a reference, and the calendar day it was recorded in. */
@@ -83,6 +90,8 @@ export class HistoryRecorder {
   private dropped = 0;
   private busyMs = 0;
   private source: SnapshotSource | null = null;
+  /** Set once a newer leader's fence refused a batch: nothing more is written. */
+  private refused = false;
   readonly activity = new SourceActivity();
 
   constructor(
@@ -92,6 +101,8 @@ export class HistoryRecorder {
     private readonly minuteDays: number,
     private readonly onError: (error: unknown) => void = () => {},
     private readonly maxPendingMinutes = MAX_PENDING_MINUTES,
+    /** null: writes are not fenced (a single process, tests of the recorder alone). */
+    private readonly fence: RecorderFence | null = null,
   ) {
     this.buckets = new Buckets(time);
   }
@@ -254,7 +265,7 @@ export class HistoryRecorder {
 
   private async writePending(): Promise<void> {
     // A store known to be away is not written to; its ping brings it back.
-    if (!this.health.reachable) return;
+    if (!this.health.reachable || this.refused) return;
     const now = this.time.now();
     try {
       if (!this.seeded) await this.seed(now);
@@ -264,7 +275,7 @@ export class HistoryRecorder {
       if (batch.length > 0) {
         this.unwritten = batch;
         // A batch held back by an outage lands in the settled past: readers' caches must look again.
-        const written = this.repository.write(batch, retry);
+        const written = this.repository.write(batch, retry, this.fence?.epoch ?? null);
         // What ran before the write's first wait: with SQLite (prepared statements, a synchronous driver) all of it.
         this.busyMs += performance.now() - began;
         await written;
@@ -274,11 +285,26 @@ export class HistoryRecorder {
         if (retry) return this.writePending();
       }
     } catch (error) {
+      if (error instanceof FencedWriteError) return this.refuse(error);
       // The store's health says so (and is logged where it changes); the batch waits for the next tick.
       this.health.failed(error, now);
       return;
     }
     await this.prune(now);
+  }
+
+  /**
+   * A newer leader has written: this one paused past its lease (or Redis handed
+   * out an old epoch). Its candles are older than the store's, so they are
+   * dropped, never retried; the store itself is fine.
+   */
+  private refuse(error: FencedWriteError): void {
+    this.refused = true;
+    this.unwritten = null;
+    for (const grain of GRAINS) this.dirty[grain].clear();
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.fence?.onRefused(error.fence);
   }
 
   /** Everything changed since the last cut, copied: a batch is never touched by later points. */

@@ -27,6 +27,22 @@ export interface SourceActivity {
 
 /** The row of `store_revision` that counts history changes (row 1 counts account and key changes). */
 const HISTORY_REVISION = 2;
+/** The row of `store_revision` that holds the highest ingest-leader epoch that has written candles: the fence. */
+const HISTORY_FENCE = 3;
+
+/**
+ * A batch refused because a leader with a newer epoch has written candles
+ * since: the writer lost its lease (paused, partitioned) and must stop.
+ */
+export class FencedWriteError extends Error {
+  constructor(
+    /** The epoch the store holds, newer than the writer's. */
+    readonly fence: number,
+    readonly epoch: number,
+  ) {
+    super(`history write refused: epoch ${epoch} is older than the store's ${fence}`);
+  }
+}
 
 const COLUMNS = ['start', 'open', 'high', 'low', 'close', 'points', 'source', 'close_at'] as const;
 
@@ -56,12 +72,19 @@ export class HistoryRepository {
    * Insert or replace candles whole, in one transaction: one statement per
    * grain (per 500 rows). A candle is always written with its full state, so
    * writing the same candle again changes nothing.
+   *
+   * `epoch`: the writing leader's lease epoch (null: no fence, as in a single
+   * process). In the same transaction the store's fence moves up to it, or the
+   * whole batch is refused with FencedWriteError when a newer leader has
+   * written: a leader that paused past its lease can never overwrite its
+   * successor's candles with its own older ones.
    */
-  async write(rows: readonly StoredCandle[], bumpRevision = false): Promise<void> {
+  async write(rows: readonly StoredCandle[], bumpRevision = false, epoch: number | null = null): Promise<void> {
     if (rows.length === 0) return;
-    if (this.prepared) return this.prepared.write(rows, bumpRevision);
+    if (this.prepared) return this.prepared.write(rows, bumpRevision, epoch);
     await this.db.transaction().execute(async (trx) => {
       const repository = new HistoryRepository(trx);
+      if (epoch !== null) await repository.claimFence(epoch);
       await repository.writeRows(rows);
       if (bumpRevision) await repository.bumpRevision();
     });
@@ -74,6 +97,22 @@ export class HistoryRepository {
   async revision(): Promise<number> {
     const row = await this.db.selectFrom('store_revision').select('revision').where('id', '=', HISTORY_REVISION).executeTakeFirst();
     return Number(row?.revision ?? 0);
+  }
+
+  /** The highest leader epoch that has written candles (0 before any fenced write). */
+  async fence(): Promise<number> {
+    const row = await this.db.selectFrom('store_revision').select('revision').where('id', '=', HISTORY_FENCE).executeTakeFirst();
+    return Number(row?.revision ?? 0);
+  }
+
+  /**
+   * Move the fence up to `epoch`, or refuse. Run inside the write's
+   * transaction: the row lock orders two leaders' writes, and the loser sees
+   * the winner's epoch.
+   */
+  private async claimFence(epoch: number): Promise<void> {
+    const result = await this.db.updateTable('store_revision').set({ revision: epoch }).where('id', '=', HISTORY_FENCE).where('revision', '<=', epoch).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new FencedWriteError(await this.fence(), epoch);
   }
 
   async bumpRevision(): Promise<void> {
@@ -222,7 +261,9 @@ class PreparedSqlite {
   private readonly upserts: Record<Grain, Sqlite.Statement>;
   private readonly ranges: Record<Grain, Sqlite.Statement>;
   private readonly bump: Sqlite.Statement;
-  private readonly writeAll: (rows: readonly StoredCandle[], bumpRevision: boolean) => void;
+  private readonly writeAll: (rows: readonly StoredCandle[], bumpRevision: boolean, epoch: number | null) => void;
+  private readonly claim: Sqlite.Statement;
+  private readonly readFence: Sqlite.Statement;
 
   constructor(sqlite: Sqlite.Database) {
     const upsert = (table: string) =>
@@ -235,14 +276,18 @@ class PreparedSqlite {
     this.upserts = { minute: upsert(TABLES.minute), hour: upsert(TABLES.hour), day: upsert(TABLES.day) };
     this.ranges = { minute: range(TABLES.minute), hour: range(TABLES.hour), day: range(TABLES.day) };
     this.bump = sqlite.prepare(`update store_revision set revision = revision + 1 where id = ${HISTORY_REVISION}`);
-    this.writeAll = sqlite.transaction((rows: readonly StoredCandle[], bumpRevision: boolean) => {
+    this.claim = sqlite.prepare(`update store_revision set revision = ? where id = ${HISTORY_FENCE} and revision <= ?`);
+    this.readFence = sqlite.prepare(`select revision from store_revision where id = ${HISTORY_FENCE}`).pluck();
+    this.writeAll = sqlite.transaction((rows: readonly StoredCandle[], bumpRevision: boolean, epoch: number | null) => {
+      // Thrown inside the transaction, the refusal rolls it back whole.
+      if (epoch !== null && this.claim.run(epoch, epoch).changes === 0) throw new FencedWriteError(Number(this.readFence.get() ?? 0), epoch);
       for (const { grain, reference, candle: c } of rows) this.upserts[grain].run(reference, c.start, c.open, c.high, c.low, c.close, c.points, c.source, c.closeAt);
       if (bumpRevision) this.bump.run();
     });
   }
 
-  write(rows: readonly StoredCandle[], bumpRevision: boolean): void {
-    this.writeAll(rows, bumpRevision);
+  write(rows: readonly StoredCandle[], bumpRevision: boolean, epoch: number | null): void {
+    this.writeAll(rows, bumpRevision, epoch);
   }
 
   range(grain: Grain, reference: string, from: number, to: number): Candle[] {

@@ -107,6 +107,12 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await sql`insert into store_revision (id, revision) values (2, 0)`.execute(db);
       },
     },
+    '005_history_fence': {
+      async up(db: Kysely<unknown>) {
+        // Row 3: the highest ingest-leader epoch that has written candles (see HistoryRepository.write).
+        await sql`insert into store_revision (id, revision) values (3, 0)`.execute(db);
+      },
+    },
   };
 }
 

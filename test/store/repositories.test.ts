@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
 
       it('runs every migration once and reports the dialect', async () => {
         assert.equal(opened.store.dialect, dialect.name);
-        assert.deepEqual(await migrationNames(opened.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history']);
+        assert.deepEqual(await migrationNames(opened.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence']);
         assert.equal(await opened.store.ping(), true);
         assert.equal(await opened.store.accounts.revision(), 0);
         assert.equal(await opened.store.accounts.count(), 0);
@@ -82,12 +82,13 @@ for (const dialect of DIALECTS) {
         const revision = await opened.store.accounts.revision();
         const again = await Store.open(opened.options);
         try {
-          assert.deepEqual(await migrationNames(again), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history']);
+          assert.deepEqual(await migrationNames(again), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence']);
           const revisionRows = await again.connection.db.selectFrom('store_revision').selectAll().orderBy('id').execute();
-          // Row 2 counts changes to the settled history.
+          // Row 2 counts changes to the settled history; row 3 is the history's fence (the newest leader epoch that wrote).
           assert.deepEqual(revisionRows, [
             { id: 1, revision },
             { id: 2, revision: 0 },
+            { id: 3, revision: 0 },
           ]);
           assert.equal((await again.accounts.find('kept'))?.plan, 'basic');
           assert.equal(await again.accounts.count(), 1);
@@ -118,7 +119,7 @@ for (const dialect of DIALECTS) {
           try {
             const fresh = await openFresh(dialect.databaseUrl);
             try {
-              assert.deepEqual(await migrationNames(fresh.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history']);
+              assert.deepEqual(await migrationNames(fresh.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence']);
             } finally {
               await fresh.close();
             }

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import type { RedisLink } from '../../src/bus/link.js';
+import { epochOf } from '../../src/bus/lease.js';
+import { RedisLeaderLease } from '../../src/bus/redis-lease.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { ZoneTime } from '../../src/domain/time.js';
+import { HistoryRecorder } from '../../src/history/recorder.js';
+import { FencedWriteError } from '../../src/store/history.js';
+import type { Store } from '../../src/store/store.js';
+import { eventually } from '../support/env.js';
+import { DIALECTS } from '../support/harness.js';
+import { needsRedis, openLink, randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { openFresh, snapshotOf, type Served } from './fixtures.js';
+
+const S = 1000;
+/** 14:00:00 in Tehran. */
+const T0 = Date.parse('2026-11-21T10:30:00Z');
+
+/** A leader's recorder: fenced by `epoch`, with the refusals it was told of. */
+function leader(store: Store, epoch: number) {
+  const clock = new ManualClock(T0);
+  const time = new ZoneTime('Asia/Tehran', clock);
+  const refusals: number[] = [];
+  const recorder = new HistoryRecorder(store.history, time, store.health, 90, () => {}, undefined, { epoch, onRefused: (fence) => refusals.push(fence) });
+  let version = 0;
+  const serve = (at: number, served: Record<string, Served>) => {
+    clock.set(at);
+    recorder.observe(snapshotOf(++version, at, served, time), at);
+  };
+  return { recorder, serve, refusals };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`history writes fenced by the leader's epoch (${dialect.name})`, () => {
+    let opened: Awaited<ReturnType<typeof openFresh>>;
+    before(async () => {
+      opened = await openFresh(dialect.databaseUrl);
+    });
+    after(() => opened.close());
+
+    it('a paused old leader cannot overwrite its successor’s candle, and stops recording', async () => {
+      const { store } = opened;
+      const old = leader(store, 3);
+      const successor = leader(store, 4);
+      await old.recorder.load();
+      // The old leader writes first; then it pauses past its lease while the successor takes over.
+      old.serve(T0 + 5 * S, { usd_free: ['100', 'alpha', T0 + 4 * S] });
+      await old.recorder.flush();
+      await successor.recorder.load();
+      successor.serve(T0 + 20 * S, { usd_free: ['101', 'beta', T0 + 19 * S] });
+      await successor.recorder.flush();
+      assert.equal(await store.history.fence(), 4);
+
+      // Awake again, the old leader still holds its candle for the minute, with a value the successor never served.
+      old.serve(T0 + 30 * S, { usd_free: ['99', 'alpha', T0 + 29 * S] });
+      await old.recorder.flush();
+      assert.deepEqual(old.refusals, [4], 'told once, with the newer epoch');
+      const [minute] = await store.history.range('minute', 'usd_free', T0, T0 + 60 * S);
+      assert.equal(minute!.close, '101', 'the successor’s candle stands');
+      assert.equal(minute!.low, '100');
+      assert.equal(old.recorder.backlog().pendingCandles, 0, 'the refused batch is dropped, not retried');
+      assert.equal(store.health.reachable, true, 'a refusal is not a store outage');
+
+      // Nothing more is written by it, and the successor goes on.
+      old.serve(T0 + 40 * S, { usd_free: ['1', 'alpha', T0 + 39 * S] });
+      await old.recorder.flush();
+      successor.serve(T0 + 50 * S, { usd_free: ['102', 'beta', T0 + 49 * S] });
+      await successor.recorder.flush();
+      const [after] = await store.history.range('minute', 'usd_free', T0, T0 + 60 * S);
+      assert.equal(after!.close, '102');
+      assert.equal(after!.low, '100');
+      assert.deepEqual(old.refusals, [4]);
+    });
+
+    it('refuses a whole batch older than the fence, in one transaction; unfenced writes (a single process, an import) pass', async () => {
+      const { store } = opened;
+      const fence = await store.history.fence();
+      const candle = { start: T0 + 3_600_000, open: '5', high: '5', low: '5', close: '5', points: 1, source: 'alpha', closeAt: T0 + 3_600_000 };
+      await assert.rejects(
+        store.history.write(
+          [
+            { grain: 'minute', reference: 'eur_free', candle },
+            { grain: 'hour', reference: 'eur_free', candle },
+          ],
+          false,
+          fence - 1,
+        ),
+        (error: unknown) => error instanceof FencedWriteError && error.fence === fence && error.epoch === fence - 1,
+      );
+      assert.deepEqual(await store.history.range('minute', 'eur_free', T0, T0 + 7_200_000), []);
+      assert.deepEqual(await store.history.range('hour', 'eur_free', T0, T0 + 7_200_000), []);
+      await store.history.write([{ grain: 'minute', reference: 'eur_free', candle }]);
+      assert.equal((await store.history.range('minute', 'eur_free', T0, T0 + 7_200_000)).length, 1);
+      // The same epoch writes again, a newer one moves the fence up.
+      await store.history.write([{ grain: 'minute', reference: 'eur_free', candle }], false, fence);
+      await store.history.write([{ grain: 'minute', reference: 'eur_free', candle }], false, fence + 5);
+      assert.equal(await store.history.fence(), fence + 5);
+    });
+  });
+}
+
+describe('the lease respects the history fence', needsRedis, () => {
+  const url = REDIS_URL!;
+  const prefix = randomPrefix();
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+  after(() => removePrefix(url, prefix));
+
+  function contender(id: string): { link: RedisLink; lease: RedisLeaderLease; changes: boolean[] } {
+    const link = openLink(url, prefix);
+    const lease = new RedisLeaderLease(link, { id, logger: silent });
+    const changes: boolean[] = [];
+    lease.onChange((isLeader) => changes.push(isLeader));
+    closers.push(async () => {
+      await lease.close();
+      await link.close();
+    });
+    return { link, lease, changes };
+  }
+
+  it('a leader whose epoch the store has passed gives the lease up and takes it again above the fence', { timeout: 10_000 }, async () => {
+    const { lease, changes } = contender('a');
+    await lease.start();
+    assert.ok(lease.isLeader);
+    const epoch = epochOf(lease.token)!;
+    // As after a Redis that lost its epoch counter: the store has seen a far newer epoch.
+    await lease.respectFence(epoch + 100);
+    assert.equal(lease.isLeader, false);
+    await eventually(() => lease.isLeader, 3000, 20);
+    assert.ok(epochOf(lease.token)! > epoch + 100, `epoch ${epochOf(lease.token)} after a fence of ${epoch + 100}`);
+    assert.deepEqual(changes, [true, false, true]);
+    // A fence below the epoch held changes nothing.
+    await lease.respectFence(epoch);
+    assert.ok(lease.isLeader);
+  });
+
+  it('a node starting after the store saw a newer epoch never leads below it', async () => {
+    const { lease } = contender('b');
+    await lease.respectFence(10_000);
+    await lease.start();
+    await eventually(() => lease.isLeader, 3000, 20);
+    assert.ok(epochOf(lease.token)! > 10_000);
+  });
+});
