@@ -40,3 +40,42 @@ export class SourceActivity {
     return out;
   }
 }
+
+/** How old the store's counts may be before a status page asks for them again. */
+const STORED_REFRESH_MS = 60_000;
+
+/**
+ * The same six hours read from the stored minute candles, for a node that
+ * does not record (with several nodes only the ingest leader does): loaded in
+ * the background when asked for and older than a minute, so a page never
+ * waits on the store. Counts follow each minute candle's closing source, as
+ * the leader's own counts do after a restart.
+ */
+export class StoredActivity {
+  private current: SourceActivity | null = null;
+  private loadedAt = -Infinity;
+  private loading = false;
+
+  constructor(private readonly repository: HistoryRepository) {}
+
+  /** The last six hours of a source as last read; null until the first read lands. Starts a fresh read when due. */
+  series(source: string, now: number): number[] | null {
+    if (!this.loading && now - this.loadedAt >= STORED_REFRESH_MS) void this.refresh(now);
+    return this.current ? this.current.series(source, now) : null;
+  }
+
+  private async refresh(now: number): Promise<void> {
+    this.loading = true;
+    try {
+      const fresh = new SourceActivity();
+      await fresh.load(this.repository, now);
+      this.current = fresh;
+      this.loadedAt = now;
+    } catch {
+      // The store's health is reported where it is watched; the page keeps what it last had and asks again.
+      this.loadedAt = now - STORED_REFRESH_MS + 5_000;
+    } finally {
+      this.loading = false;
+    }
+  }
+}

@@ -5,6 +5,7 @@ import type { StoreHealth } from '../store/health.js';
 import type { Grain, HistoryRepository } from '../store/history.js';
 import { BlockCache, type CandleBlock } from './block-cache.js';
 import { GRAIN_OF, INTERVAL_OF, nominalMs, type Buckets, type Interval } from './buckets.js';
+import { StoredActivity } from './activity.js';
 import type { HistoryRecorder } from './recorder.js';
 
 const DAY_MS = 86_400_000;
@@ -43,6 +44,7 @@ export class HistoryReader {
   private revisionCheckedAt = -Infinity;
   private readonly recorderOf: () => HistoryRecorder | null;
   private lastRecorder: HistoryRecorder | null = null;
+  private readonly storedActivity: StoredActivity;
 
   constructor(
     private readonly repository: HistoryRepository,
@@ -53,6 +55,7 @@ export class HistoryReader {
     maxCachedCandles = MAX_CACHED_CANDLES,
   ) {
     this.cache = new BlockCache(maxCachedCandles);
+    this.storedActivity = new StoredActivity(repository);
     this.recorderOf = typeof recorder === 'function' ? recorder : () => recorder;
   }
 
@@ -70,9 +73,13 @@ export class HistoryReader {
     return recorder;
   }
 
-  /** A source's values served per ten minutes over the last six hours (oldest first); null where this process does not record. */
+  /**
+   * A source's values served per ten minutes over the last six hours (oldest
+   * first): the recorder's own counts where this process records, else the
+   * store's (read in the background, null until the first read lands).
+   */
   activity(source: string, now: number): number[] | null {
-    return this.recorder ? this.recorder.activity.series(source, now) : null;
+    return this.recorder ? this.recorder.activity.series(source, now) : this.storedActivity.series(source, now);
   }
 
   /** Minute candles are kept from here on. */
