@@ -8,10 +8,10 @@
  * ticks at once) V8 is often left defining those objects through its slow
  * runtime path for the life of the process: measured with `perf`, about a
  * fifth of a bare `node:http` handler's time inside the `nerkh serve`
- * process, and present in most starts. Making `nextTick` hot first, in a few
- * thousand calls over a few turns of the event loop (about 2 ms), leaves it
- * on the fast path: in the same measurement the slow path vanished in every
- * start (README, Performance).
+ * process, in every full start measured. Making `nextTick` hot first, in a
+ * few thousand calls over a few turns of the event loop (about 2 ms), leaves
+ * it on the fast path: in the same measurement the slow path vanished in
+ * every start (README, Performance).
  */
 export async function settleNextTick(): Promise<void> {
   const nothing = (_turn: number): void => {};
