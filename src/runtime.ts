@@ -86,7 +86,12 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
 
   const backends = openBackends(config, role, time, logger);
   // A Redis that lost its epoch counter must not hand out an epoch the history has already seen.
-  await backends.lease?.respectFence(await store.history.fence().catch(() => 0));
+  await backends.lease?.respectFence(
+    await store.history.fence().catch((error: unknown) => {
+      logger.warn({ part: 'history', reason: describeStoreError(error) }, 'history fence not readable at start; a refused write will raise it');
+      return 0;
+    }),
+  );
   await backends.start();
 
   // History: only the ingest leader records (a recorder per spell of leadership); every serving node reads the store.
@@ -167,13 +172,6 @@ const noUsage = () => ({ pendingRequests: 0, pendingErrors: 0, droppedRequests: 
 const NO_HISTORY_BACKLOG = { pendingCandles: 0, droppedCandles: 0, busySeconds: 0 };
 
 /**
- * The demo's past (src/demo/backfill.ts), for a history that was empty before
- * anything was recorded: written once, by the first spell of leadership,
- * beside the serving process (one reference per transaction, yielding
- * between) once the server listens, and continued by that spell's recorder
- * and engine.
- */
-/**
  * How this leadership's history writes are fenced: by its lease epoch, so a
  * leader that paused past its lease cannot overwrite its successor's candles
  * (none for a single process, whose token has no epoch). A refused write hands
@@ -191,6 +189,13 @@ function leaderFence(lease: LeaderLease | null, logger: Logger): RecorderFence |
   };
 }
 
+/**
+ * The demo's past (src/demo/backfill.ts), for a history that was empty before
+ * anything was recorded: written once, by the first spell of leadership,
+ * beside the serving process (one reference per transaction, yielding
+ * between) once the server listens, and continued by that spell's recorder
+ * and engine.
+ */
 function demoPast(wanted: boolean, store: Store, catalogue: Catalogue, time: ZoneTime, logger: Logger) {
   let listen!: () => void;
   const listened = new Promise<void>((resolve) => (listen = resolve));

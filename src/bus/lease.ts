@@ -18,9 +18,8 @@ export interface LeaderLease {
   /** False while the lease cannot be checked (Redis unreachable). */
   readonly healthy: boolean;
   /**
-   * Never lead with an epoch at or below `fence` (the newest epoch that wrote
-   * history): the next acquisition takes a higher one, and a lease held with a
-   * lower one is given up. Called with the store's fence at start (a Redis that
+   * Never take the lease with an epoch at or below `fence` (the newest epoch
+   * that wrote history), and give up a lease held with a lower one. Called with the store's fence at start (a Redis that
    * lost its epoch counter must not hand out old epochs) and when a history
    * write is refused.
    */

@@ -78,6 +78,8 @@ export class RedisLeaderLease implements LeaderLease {
   private holderId: string | null = null;
   private renewedAt = 0;
   private highestEpoch = 0;
+  /** The newest epoch known to have written history: a lease at or below it is handed back at once. */
+  private fence = 0;
   private ticker: { stop(): void } | null = null;
   private busy = false;
   private closed = false;
@@ -140,9 +142,11 @@ export class RedisLeaderLease implements LeaderLease {
   }
 
   async respectFence(fence: number): Promise<void> {
+    this.fence = Math.max(this.fence, fence);
     this.highestEpoch = Math.max(this.highestEpoch, fence);
     const token = this.held;
-    if (token === null || (epochOf(token) ?? 0) > fence) return;
+    // The same epoch as the fence is this leadership's own writing.
+    if (token === null || (epochOf(token) ?? 0) >= fence) return;
     this.logger.warn({ part: 'lease', id: this.id, token, fence }, 'ingest leadership given up: a newer epoch has written history');
     this.lose();
     try {
@@ -194,7 +198,8 @@ export class RedisLeaderLease implements LeaderLease {
     this.holderId = token.slice(0, token.lastIndexOf('#'));
     this.highestEpoch = Math.max(this.highestEpoch, epochOf(token) ?? 0);
     if (taken !== 1) return;
-    if (this.closed) {
+    // Taken with the floor of before a fence arrived (an acquisition already under way): hand it back, the next takes a higher epoch.
+    if (this.closed || (epochOf(token) ?? 0) <= this.fence) {
       await RELEASE.run(this.link.client, [leaseKey(this.link)], [token]).catch(() => {});
       return;
     }

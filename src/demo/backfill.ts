@@ -24,7 +24,7 @@ const POINTS_PER_MINUTE = 30;
 /** Who continues the past once it is written: the recorder and the engine of the process that writes it. */
 export interface PastContinuation {
   /** The recorder: candles of the minute, hour or day its recording began in (see `HistoryRecorder.absorbPast`). */
-  recorder: { absorbPast(rows: readonly StoredCandle[]): StoredCandle[] };
+  recorder: { absorbPast(rows: readonly StoredCandle[]): StoredCandle[]; readonly fenceEpoch: number | null };
   /** The engine: the earlier part of today's market day and yesterday's close. */
   engine: { prependDays(seeds: ReadonlyMap<string, DaySeed>): void };
 }
@@ -113,7 +113,8 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
     const past = rows.filter((row) => row.candle.start < recording[row.grain]);
     const rest = options.continuation ? options.continuation.recorder.absorbPast(overlapping) : overlapping;
     // The settled past changes: readers' caches of it look again.
-    const written = repository.write([...past, ...rest], true);
+    // Fenced like the recorder's own writes: a leadership that lost its lease stops here.
+    const written = repository.write([...past, ...rest], true, options.continuation?.recorder.fenceEpoch ?? null);
     // Up to the write's first wait: with SQLite, the whole chunk.
     const used = process.cpuUsage(cpu);
     await written;

@@ -56,11 +56,15 @@ export class StoredActivity {
   private loadedAt = -Infinity;
   private loading = false;
 
-  constructor(private readonly repository: HistoryRepository) {}
+  constructor(
+    private readonly repository: HistoryRepository,
+    /** Whether the store is known to answer: while it does not, no read is tried (its ping brings it back). */
+    private readonly reachable: () => boolean,
+  ) {}
 
   /** The last six hours of a source as last read; null until the first read lands. Starts a fresh read when due. */
   series(source: string, now: number): number[] | null {
-    if (!this.loading && now - this.loadedAt >= STORED_REFRESH_MS) void this.refresh(now);
+    if (!this.loading && now - this.loadedAt >= STORED_REFRESH_MS && this.reachable()) void this.refresh(now);
     return this.current ? this.current.series(source, now) : null;
   }
 

@@ -55,7 +55,7 @@ export class HistoryReader {
     maxCachedCandles = MAX_CACHED_CANDLES,
   ) {
     this.cache = new BlockCache(maxCachedCandles);
-    this.storedActivity = new StoredActivity(repository);
+    this.storedActivity = new StoredActivity(repository, () => health.reachable);
     this.recorderOf = typeof recorder === 'function' ? recorder : () => recorder;
   }
 

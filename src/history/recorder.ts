@@ -114,11 +114,19 @@ export class HistoryRecorder {
    */
   async load(): Promise<Map<string, DaySeed>> {
     try {
+      // A new leadership claims the fence before anything else, so a predecessor waking up is refused from now on.
+      if (this.fence) await this.repository.claimFence(this.fence.epoch);
       return await this.seed(this.time.now());
     } catch (error) {
-      this.onError(error);
+      if (error instanceof FencedWriteError) this.refuse(error);
+      else this.onError(error);
       return new Map();
     }
+  }
+
+  /** The lease epoch this recorder's writes carry; null when they are not fenced. */
+  get fenceEpoch(): number | null {
+    return this.fence?.epoch ?? null;
   }
 
   /** Listen to the engine and start writing. */
@@ -139,6 +147,7 @@ export class HistoryRecorder {
 
   /** Record the values of a snapshot served from `at` on. */
   observe(snapshot: Snapshot, at: number): void {
+    if (this.refused) return;
     const began = performance.now();
     this.recordSnapshot(snapshot, at);
     this.busyMs += performance.now() - began;
@@ -294,12 +303,14 @@ export class HistoryRecorder {
   }
 
   /**
-   * A newer leader has written: this one paused past its lease (or Redis handed
-   * out an old epoch). Its candles are older than the store's, so they are
-   * dropped, never retried; the store itself is fine.
+   * A leader with a newer epoch has written: this one paused past its lease,
+   * or Redis handed it an epoch the store had already seen. Its candles are
+   * dropped (and counted), never retried, and it records nothing more; the
+   * store itself is fine.
    */
   private refuse(error: FencedWriteError): void {
     this.refused = true;
+    this.dropped += (this.unwritten?.length ?? 0) + this.dirty.minute.size + this.dirty.hour.size + this.dirty.day.size;
     this.unwritten = null;
     for (const grain of GRAINS) this.dirty[grain].clear();
     if (this.timer) clearInterval(this.timer);

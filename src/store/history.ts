@@ -106,11 +106,12 @@ export class HistoryRepository {
   }
 
   /**
-   * Move the fence up to `epoch`, or refuse. Run inside the write's
-   * transaction: the row lock orders two leaders' writes, and the loser sees
-   * the winner's epoch.
+   * Move the fence up to `epoch`, or refuse with FencedWriteError. Inside a
+   * write's transaction the row lock orders two leaders' writes and the loser
+   * sees the winner's epoch; alone, it marks a new leadership before its first
+   * write, so a predecessor waking up meanwhile is refused at once.
    */
-  private async claimFence(epoch: number): Promise<void> {
+  async claimFence(epoch: number): Promise<void> {
     const result = await this.db.updateTable('store_revision').set({ revision: epoch }).where('id', '=', HISTORY_FENCE).where('revision', '<=', epoch).executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw new FencedWriteError(await this.fence(), epoch);
   }

@@ -34,7 +34,7 @@ for (const dialect of DIALECTS) {
       const reader = new HistoryReader(store.history, new Buckets(time), store.health, 90, null);
 
       assert.equal(reader.activity('alpha', NOW), null, 'a page never waits on the store: nothing until the first read lands');
-      const alpha = await eventually(() => reader.activity('alpha', NOW), 3000, 20);
+      const alpha = (await eventually(() => reader.activity('alpha', NOW), 3000, 20))!;
       assert.equal(alpha.length, ACTIVITY_BUCKETS);
       assert.equal(alpha[ACTIVITY_BUCKETS - 1], 5, 'both candles of the current ten minutes');
       assert.equal(alpha.reduce((sum, n) => sum + n, 0), 5, 'nothing from before the six hours');

@@ -73,9 +73,30 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(old.refusals, [4]);
     });
 
+    it('a new leadership claims the fence as it loads, so a predecessor waking before the successor’s first write is refused', async () => {
+      const { store } = opened;
+      const start = await store.history.fence();
+      const old = leader(store, start + 1);
+      await old.recorder.load();
+      old.serve(T0 + 65 * S, { coin_emami: ['7', 'alpha', T0 + 64 * S] });
+      const successor = leader(store, start + 2);
+      await successor.recorder.load();
+      await old.recorder.flush();
+      assert.deepEqual(old.refusals, [start + 2]);
+      assert.deepEqual(await store.history.range('minute', 'coin_emami', T0, T0 + 120 * S), [], 'nothing of the old leader’s was written');
+      // A recorder refused as it loads records nothing at all.
+      const stale = leader(store, start + 1);
+      await stale.recorder.load();
+      assert.deepEqual(stale.refusals, [start + 2]);
+      stale.serve(T0 + 70 * S, { coin_emami: ['8', 'alpha', T0 + 69 * S] });
+      assert.equal(stale.recorder.backlog().pendingCandles, 0);
+    });
+
     it('refuses a whole batch older than the fence, in one transaction; unfenced writes (a single process, an import) pass', async () => {
       const { store } = opened;
-      const fence = await store.history.fence();
+      // A fence of its own, well above anything the test before left.
+      const fence = (await store.history.fence()) + 10;
+      await store.history.claimFence(fence);
       const candle = { start: T0 + 3_600_000, open: '5', high: '5', low: '5', close: '5', points: 1, source: 'alpha', closeAt: T0 + 3_600_000 };
       await assert.rejects(
         store.history.write(
