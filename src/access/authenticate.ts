@@ -11,8 +11,12 @@ export function identify(directory: AccessDirectory, header: string | string[] |
   const key = Array.isArray(header) ? header[0] : header;
   if (key === undefined || key === '') throw new ApiError('API_KEY_MISSING');
   const trimmed = key.trim();
-  if (!KEY_FORMAT.test(trimmed)) throw new ApiError('API_KEY_INVALID');
-  const access = directory.lookupKey(trimmed);
+  // A key that matched before was well-formed then: the format is checked on the way to hashing a new one.
+  let access = directory.knownKey(trimmed);
+  if (access === undefined) {
+    if (!KEY_FORMAT.test(trimmed)) throw new ApiError('API_KEY_INVALID');
+    access = directory.lookupKey(trimmed);
+  }
   if (!access || (access.expiresAt !== null && access.expiresAt <= now)) throw new ApiError('API_KEY_INVALID');
   return access;
 }

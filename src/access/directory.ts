@@ -63,6 +63,11 @@ export class AccessDirectory {
    * revoked key stops working as soon as the directory does. Only keys that
    * matched are remembered, so guessing cannot grow it.
    */
+  /** A key matched before (so well-formed), without hashing anything; undefined for any other. */
+  knownKey(key: string): KeyAccess | undefined {
+    return this.byKey.get(key);
+  }
+
   lookupKey(key: string): KeyAccess | undefined {
     const known = this.byKey.get(key);
     if (known) return known;
