@@ -92,6 +92,31 @@ for (const dialect of DIALECTS) {
       assert.equal(stale.recorder.backlog().pendingCandles, 0);
     });
 
+    it('two leaders writing at once: the newer epoch’s candle always stands, whichever transaction runs first', async () => {
+      const { store } = opened;
+      let epoch = (await store.history.fence()) + 1;
+      const candle = (close: string) => ({ start: T0 + 7_200_000, open: '1', high: '9', low: '1', close, points: 2, source: 'alpha', closeAt: T0 + 7_200_000 });
+      let refused = 0;
+      for (let round = 0; round < 20; round++) {
+        const older = epoch++;
+        const newer = epoch++;
+        // Started together, in turn older or newer first: on PostgreSQL each in a transaction of its own on a pooled connection, ordered only by the fence row's lock.
+        const writeOlder = () => store.history.write([{ grain: 'minute', reference: 'gold_ounce', candle: candle(`older ${round}`) }], false, older);
+        const writeNewer = () => store.history.write([{ grain: 'minute', reference: 'gold_ounce', candle: candle(`newer ${round}`) }], false, newer);
+        const results = round % 2 === 0 ? await Promise.allSettled([writeOlder(), writeNewer()]) : (await Promise.allSettled([writeNewer(), writeOlder()])).reverse();
+        assert.equal(results[1].status, 'fulfilled', 'the newer epoch is never refused');
+        if (results[0].status === 'rejected') {
+          assert.ok(results[0].reason instanceof FencedWriteError);
+          refused++;
+        }
+        const [stored] = await store.history.range('minute', 'gold_ounce', T0 + 7_200_000, T0 + 7_260_000);
+        assert.equal(stored!.close, `newer ${round}`, `round ${round}`);
+      }
+      assert.equal(await store.history.fence(), epoch - 1);
+      // The rounds where the newer ran first must have refused the older one.
+      assert.ok(refused > 0, 'no write was ever refused');
+    });
+
     it('refuses a whole batch older than the fence, in one transaction; unfenced writes (a single process, an import) pass', async () => {
       const { store } = opened;
       // A fence of its own, well above anything the test before left.
