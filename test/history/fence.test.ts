@@ -103,10 +103,13 @@ for (const dialect of DIALECTS) {
         // Started together, in turn older or newer first: on PostgreSQL each in a transaction of its own on a pooled connection, ordered only by the fence row's lock.
         const writeOlder = () => store.history.write([{ grain: 'minute', reference: 'gold_ounce', candle: candle(`older ${round}`) }], false, older);
         const writeNewer = () => store.history.write([{ grain: 'minute', reference: 'gold_ounce', candle: candle(`newer ${round}`) }], false, newer);
-        const results = round % 2 === 0 ? await Promise.allSettled([writeOlder(), writeNewer()]) : (await Promise.allSettled([writeNewer(), writeOlder()])).reverse();
-        assert.equal(results[1].status, 'fulfilled', 'the newer epoch is never refused');
-        if (results[0].status === 'rejected') {
-          assert.ok(results[0].reason instanceof FencedWriteError);
+        let olderResult: PromiseSettledResult<void>;
+        let newerResult: PromiseSettledResult<void>;
+        if (round % 2 === 0) [olderResult, newerResult] = await Promise.allSettled([writeOlder(), writeNewer()]);
+        else [newerResult, olderResult] = await Promise.allSettled([writeNewer(), writeOlder()]);
+        assert.equal(newerResult.status, 'fulfilled', 'the newer epoch is never refused');
+        if (olderResult.status === 'rejected') {
+          assert.ok(olderResult.reason instanceof FencedWriteError);
           refused++;
         }
         const [stored] = await store.history.range('minute', 'gold_ounce', T0 + 7_200_000, T0 + 7_260_000);
