@@ -250,7 +250,8 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     assert.deepEqual(await pending, { done: true, value: undefined });
   });
 
-  it('stream: a silent connection is replaced after the server’s retry delay, sending Last-Event-ID', async () => {
+  /** A live client whose every connection's Last-Event-ID header (null when none) is kept in `sent`. */
+  function clientSeeingLastEventIds(): { nerkh: NerkhClient; sent: (string | null)[] } {
     const sent: (string | null)[] = [];
     const nerkh = client('live', {
       fetch: (request) => {
@@ -258,6 +259,11 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
         return fetch(request);
       },
     });
+    return { nerkh, sent };
+  }
+
+  it('stream: a silent connection is replaced after the server’s retry delay, sending Last-Event-ID', async () => {
+    const { nerkh, sent } = clientSeeingLastEventIds();
     const stream = nerkh.stream({ keys: 'gold_18k', idleTimeoutMs: 400, signal: within(15_000) });
     const started = Date.now();
     const events = await take(stream, 2);
@@ -268,13 +274,7 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
   });
 
   it('stream: survives a server restart, resuming with Last-Event-ID on the new process', async () => {
-    const sent: (string | null)[] = [];
-    const nerkh = client('live', {
-      fetch: (request) => {
-        sent.push(request.headers.get('last-event-id'));
-        return fetch(request);
-      },
-    });
+    const { nerkh, sent } = clientSeeingLastEventIds();
     const stream = nerkh.stream({ keys: ['usd_free', 'coin_emami'], signal: within(30_000) });
     let firstPid = 0;
     const events = await take(stream, 2, (_event, index) => {

@@ -1,34 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SourceValue } from '../../src/domain/rate.js';
-import type { Reference } from '../../src/domain/reference.js';
-import { resolveReference, type JumpHold, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { resolveReference, type JumpHold, type KnownValue } from '../../src/domain/resolve.js';
 import { DEFAULT_SCREENING, findOutliers, type Screening } from '../../src/domain/screening.js';
+import { MINUTE, NOW, sourceView, testReference } from './fixtures.js';
 
-const NOW = Date.parse('2026-11-21T10:33:07Z');
-const MINUTE = 60_000;
-
-const usd: Reference = {
+const usd = testReference({
   key: 'usd_free',
   title: 'دلار آزاد',
   title_en: 'US dollar (free market)',
-  description: 'test',
   unit: 'ریال/دلار',
-  currency: 'IRR',
-  per: 'unit',
   min: 10_000,
   max: 100_000_000,
-  category: 'currency',
   source_key: 'usd',
-  aliases: [],
-  status: 'active',
-};
+});
 
-function source(name: string, raw: string | null, options: { ageMs?: number; healthy?: boolean } = {}): SourceView {
-  const items = new Map<string, SourceValue>();
-  if (raw !== null) items.set('usd', { raw, value: Number(raw), updatedAt: NOW - (options.ageMs ?? 0) });
-  return { name, healthy: options.healthy ?? true, maxAgeMs: 5 * MINUTE, items };
-}
+const source = (name: string, raw: string | null, options?: { ageMs?: number; healthy?: boolean }) => sourceView(name, 'usd', raw, options);
 
 const known = (raw: string, sourceName = 'a'): KnownValue => ({ value: { raw, value: Number(raw), updatedAt: NOW - MINUTE }, source: sourceName });
 const jumps: Screening = { ...DEFAULT_SCREENING, maxJumpPercent: 10, confirmMs: 60_000 };

@@ -1,36 +1,26 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NO_DAY_FIELDS, type Rate, type SourceValue } from '../../src/domain/rate.js';
-import type { Reference } from '../../src/domain/reference.js';
+import { NO_DAY_FIELDS, type Rate } from '../../src/domain/rate.js';
 import { resolveReference, type SourceView } from '../../src/domain/resolve.js';
 import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import type { Snapshot } from '../../src/live/snapshot.js';
 import { describeSources, withSources } from '../../src/live/source-report.js';
+import { MINUTE, NOW, sourceView, testReference } from './fixtures.js';
 
-const NOW = Date.parse('2026-11-21T10:33:07Z');
-const MINUTE = 60_000;
-const coin: Reference = {
+const coin = testReference({
   key: 'coin_emami',
   title: 'سکه امامی',
   title_en: 'Emami coin',
-  description: 'test',
   unit: 'ریال/سکه',
-  currency: 'IRR',
   per: 'coin',
   min: 10_000_000,
   max: 10_000_000_000,
   category: 'coin',
   source_key: 'emami',
-  aliases: [],
-  status: 'active',
-};
+});
 
-function view(name: string, raw: string | null, options: { ageMs?: number; healthy?: boolean } = {}): SourceView {
-  const items = new Map<string, SourceValue>();
-  if (raw !== null) items.set('emami', { raw, value: Number(raw), updatedAt: NOW - (options.ageMs ?? 0) });
-  return { name, healthy: options.healthy ?? true, maxAgeMs: 5 * MINUTE, items };
-}
+const view = (name: string, raw: string | null, options?: { ageMs?: number; healthy?: boolean }) => sourceView(name, 'emami', raw, options);
 
 /** A snapshot holding only what describeSources reads: the views, states and screening verdicts at the build. */
 function snapshotOf(views: SourceView[]): { snapshot: Snapshot; rate: Rate } {
