@@ -5,29 +5,19 @@ import type { Reference } from '../../src/domain/reference.js';
 import { countBands, inBand, isFresh, resolveReference, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
 import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { ZoneTime } from '../../src/domain/time.js';
+import { MINUTE, NOW, testReference } from './fixtures.js';
 
 /** Resolution with the default screening and no hold: failover and bands alone. */
 const resolveRate = (reference: Reference, sources: SourceView[], now: number, lastKnown: KnownValue | undefined): ResolvedRate =>
   resolveReference(reference, sources, now, lastKnown, DEFAULT_SCREENING).rate;
 
-const NOW = Date.parse('2026-11-21T10:33:07Z');
-const MINUTE = 60_000;
-
-const reference: Reference = {
+const reference = testReference({
   key: 'usd_free',
   title: 'دلار آزاد',
   title_en: 'US dollar (free market)',
-  description: 'test',
-  unit: 'ریال',
-  currency: 'IRR',
-  per: 'unit',
-  min: null,
-  max: null,
-  category: 'currency',
   source_key: 'ir_fx_free_usd',
   aliases: ['dollar'],
-  status: 'active',
-};
+});
 
 function value(raw: string, ageMs: number): SourceValue {
   return { raw, value: Number(raw), updatedAt: NOW - ageMs };
