@@ -15,7 +15,7 @@ import type { PreparedRate, Snapshot } from '../src/live/snapshot.js';
 import { CatalogueRenderer } from '../src/render/catalogue.js';
 import { compress, SplicedGzip, type Encoding } from '../src/render/compression.js';
 import { DetailRenderer } from '../src/render/detail.js';
-import { LegacyRenderer } from '../src/render/legacy.js';
+import { WebserviceRenderer } from '../src/render/webservice.js';
 
 const RUNS = 40;
 const time = new ZoneTime('Asia/Tehran');
@@ -44,7 +44,7 @@ const snapshot: Snapshot = { version: 1, builtAt: now, rates, lastUpdate: now, c
 const stamp = time.format(now);
 const bodies: [string, Buffer][] = [
   ['catalogue (every reference)', new CatalogueRenderer(catalogue).prepare(null).body.at(stamp)],
-  ['legacy feed (every reference)', new LegacyRenderer(catalogue).render(snapshot, null, stamp, now).body as Buffer],
+  ['webservice feed (every reference)', new WebserviceRenderer(catalogue).render(snapshot, null, stamp, now).body as Buffer],
   ['detail, 10 keys', new DetailRenderer(catalogue, time).prepare(snapshot, 'usd_free,eur_free,coin_emami,gold_18k,gold_ounce,coin_bahar,coin_half,coin_quarter,gold_mithqal,usdt_irr', null).body.at(stamp)],
 ];
 

@@ -9,6 +9,7 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { parseWrk } from './load.js';
 import type { Candle } from '../src/domain/candle.js';
 import { ZoneTime } from '../src/domain/time.js';
 import { Buckets } from '../src/history/buckets.js';
@@ -187,25 +188,25 @@ export interface RangeMeasurement {
   non2xx: number;
 }
 
+/** A wrk script asking `paths` at random, with the key: what every history load of the benches sends. */
+export function writeRangesScript(work: string, key: string, paths: string[]): string {
+  const script = join(work, 'ranges.lua');
+  writeFileSync(
+    script,
+    `local paths = {\n${paths.map((p) => `  ${JSON.stringify(p)},`).join('\n')}\n}\n` +
+      `math.randomseed(os.time())\nwrk.headers["x-api-key"] = ${JSON.stringify(key)}\n` +
+      `request = function()\n  return wrk.format("GET", paths[math.random(#paths)])\nend\n`,
+  );
+  return script;
+}
+
 /** Load `paths` (picked at random per request) for `seconds` at `connections`: wrk with a Lua script when installed. */
 export async function measureRanges(base: string, key: string, paths: string[], seconds: number, connections: number, work: string): Promise<RangeMeasurement> {
   if (spawnSync('wrk', ['--version']).error === undefined) {
-    const script = join(work, 'ranges.lua');
-    writeFileSync(
-      script,
-      `local paths = {\n${paths.map((p) => `  ${JSON.stringify(p)},`).join('\n')}\n}\n` +
-        `math.randomseed(os.time())\nwrk.headers["x-api-key"] = ${JSON.stringify(key)}\n` +
-        `request = function()\n  return wrk.format("GET", paths[math.random(#paths)])\nend\n`,
-    );
+    const script = writeRangesScript(work, key, paths);
     const output = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, base], { encoding: 'utf8' });
-    const latency = (percent: string) => {
-      const match = new RegExp(`^\\s+${percent}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(output);
-      if (!match) return NaN;
-      const value = Number(match[1]);
-      return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
-    };
-    const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);
-    return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN), p50Ms: latency('50'), p99Ms: latency('99'), non2xx };
+    const { rps, p50Ms, p99Ms, non2xx } = parseWrk(output);
+    return { rps, p50Ms, p99Ms, non2xx };
   }
   const result = await autocannon({
     url: base,

@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 
 export interface Measurement {
@@ -16,15 +17,38 @@ export async function measure(url: string, headers: Record<string, string>, seco
   return HAS_WRK ? withWrk(url, headers, seconds, connections) : withAutocannon(url, headers, seconds, connections);
 }
 
-function withWrk(url: string, headers: Record<string, string>, seconds: number, connections: number): Measurement {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
-  let output: string;
+/**
+ * The same with wrk only, without blocking this process: for loads that must
+ * run side by side (one URL measured while another floods the server).
+ */
+export async function measureBeside(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<Measurement> {
+  if (!HAS_WRK) throw new Error('wrk is not installed: side-by-side loads need it');
   try {
-    output = execFileSync('wrk', [...args, url], { encoding: 'utf8' });
+    const { stdout } = await promisify(execFile)('wrk', [...wrkArgs(headers, seconds, connections), url], { encoding: 'utf8' });
+    return parseWrk(stdout);
   } catch (error) {
     throw new Error(`wrk failed: ${(error as Error).message}`);
   }
+}
+
+function wrkArgs(headers: Record<string, string>, seconds: number, connections: number): string[] {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
+  return args;
+}
+
+function withWrk(url: string, headers: Record<string, string>, seconds: number, connections: number): Measurement {
+  let output: string;
+  try {
+    output = execFileSync('wrk', [...wrkArgs(headers, seconds, connections), url], { encoding: 'utf8' });
+  } catch (error) {
+    throw new Error(`wrk failed: ${(error as Error).message}`);
+  }
+  return parseWrk(output);
+}
+
+/** What wrk printed (with --latency), as a measurement; socket errors count as non-2xx. */
+export function parseWrk(output: string): Measurement {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN);
   const latency = (percent: string) => toMs(new RegExp(`^\\s+${percent}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(output));
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);

@@ -36,6 +36,14 @@ const REDIS_URL = process.env.BENCH_REDIS_URL || process.env.NERKH_TEST_REDIS_UR
  * measured in the same rounds on the same machine.
  */
 const BEFORE = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : null;
+/** With BENCH_BEFORE: `BENCH_BEFORE_ONLY=1` loads only the baselines and the targets compared with the earlier build, so more rounds fit. */
+const BEFORE_ONLY = BEFORE !== null && process.env.BENCH_BEFORE_ONLY === '1';
+/** Each earlier-build target and the target of this build it is compared with. */
+const BEFORE_TWINS: Record<string, string> = {
+  'before: detail, 10 keys': 'detail, 10 keys',
+  'before: catalogue, gzip asked': 'catalogue, gzip',
+  'before: webservice feed, gzip asked': 'webservice feed, gzip',
+};
 const DETAIL_KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
 
 interface Target {
@@ -61,11 +69,16 @@ async function main() {
   try {
     const env = benchEnvironment(work, await freePort());
     writeSources(work);
-    const cli = (...args: string[]) => execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
+    // An earlier build cannot open a store this one has migrated further: with BENCH_BEFORE the accounts are
+    // seeded by the earlier build (its store code and CLI), its copy is taken, and this build migrates the original forward.
+    const seeder = BEFORE ?? ROOT;
+    const cli = (...args: string[]) => execFileSync(process.execPath, [join(seeder, 'bin', 'nerkh.js'), ...args], { env, encoding: 'utf8' });
     // Seeding opens (and so creates) the store; the admin commands refuse to create one.
-    const seeded = await seedAccounts(env, ACCOUNTS);
+    const seeded = await seedAccounts(env, ACCOUNTS, BEFORE ? pathToFileURL(join(BEFORE, 'dist', 'store', 'store.js')).href : '../src/store/store.js');
     cli('accounts', 'add', 'bench', '--plan', 'bench');
     const { key } = JSON.parse(cli('keys', 'issue', 'bench', '--json')) as { key: string };
+    // The earlier version gets a copy of the seeded store, so neither writes to the other's.
+    if (BEFORE) cpSync(env.NERKH_DATA_DIR!, join(work, 'data-before'), { recursive: true });
     let seed: SeedResult | null = null;
     if (HISTORY) {
       seed = await seedHistory(env.NERKH_DATA_DIR!, HISTORY_REFERENCES);
@@ -73,8 +86,6 @@ async function main() {
       console.log(`history seeded: ${seed.references} references × a year (${seed.candles.minute} minute, ${seed.candles.hour} hourly, ${seed.candles.day} daily candles) in ${(seed.ms / 1000).toFixed(1)} s; SQLite ${perYear.toFixed(1)} MB per reference-year`);
     }
 
-    // The earlier version gets a copy of the seeded store, so neither writes to the other's.
-    if (BEFORE) cpSync(env.NERKH_DATA_DIR!, join(work, 'data-before'), { recursive: true });
     // Baseline (c) runs inside this very process (bench/in-process-baseline.mjs), idle but for its own rounds.
     const inProcessPort = await freePort();
     const inProcessEnv = {
@@ -89,7 +100,7 @@ async function main() {
     console.log(`nerkh ready in ${server.readyMs} ms with ${seeded + 1} accounts and keys (cold start, process spawn to /readyz); RSS ${idleRss.toFixed(1)} MB`);
     const base = `http://127.0.0.1:${env.NERKH_PORT}`;
     const auth = { 'x-api-key': key };
-    // Bodies over 1 KB are sent gzipped to a client that asks (see README, compression).
+    // Bodies over 1 KB are sent gzipped to a client that asks (see docs/api.md#conventions).
     const gzip = { ...auth, 'accept-encoding': 'gzip' };
     const detailPath = `/v1/rates/${DETAIL_KEYS.join(',')}`;
 
@@ -110,7 +121,7 @@ async function main() {
       baselines.push({ port, pid: child.pid! });
     }
 
-    const targets: Target[] = [
+    const allTargets: Target[] = [
       { name: BASELINE_MINIMAL, url: `http://127.0.0.1:${baselines[0]!.port}${detailPath}`, headers: auth, pid: baselines[0]!.pid },
       { name: BASELINE_FLAT, url: `http://127.0.0.1:${baselines[1]!.port}${detailPath}`, headers: auth, pid: baselines[1]!.pid },
       { name: BASELINE_IN_PROCESS, url: `http://127.0.0.1:${inProcessPort}${detailPath}`, headers: auth, pid: serverPid },
@@ -119,9 +130,10 @@ async function main() {
       { name: 'detail, 10 keys, gzip', url: base + detailPath, headers: gzip, pid: serverPid },
       { name: 'catalogue', url: `${base}/v1/rates`, headers: auth, pid: serverPid },
       { name: 'catalogue, gzip', url: `${base}/v1/rates`, headers: gzip, pid: serverPid },
-      { name: 'legacy feed', url: `${base}/webservice/bench`, headers: auth, pid: serverPid },
-      { name: 'legacy feed, gzip', url: `${base}/webservice/bench`, headers: gzip, pid: serverPid },
+      { name: 'webservice feed', url: `${base}/webservice/bench`, headers: auth, pid: serverPid },
+      { name: 'webservice feed, gzip', url: `${base}/webservice/bench`, headers: gzip, pid: serverPid },
     ];
+    const targets = BEFORE_ONLY ? allTargets.filter((t) => t.name.startsWith('baseline') || t.name === DETAIL || Object.values(BEFORE_TWINS).includes(t.name)) : allTargets;
     for (const target of targets.filter((t) => t.headers['accept-encoding'])) {
       const encoding = (await fetch(target.url, { headers: target.headers })).headers.get('content-encoding');
       if (encoding !== 'gzip') throw new Error(`${target.name}: answered with content-encoding ${encoding}, not gzip`);
@@ -135,11 +147,11 @@ async function main() {
       targets.push(
         { name: 'before: detail, 10 keys', url: beforeBase + detailPath, headers: auth, pid },
         { name: 'before: catalogue, gzip asked', url: `${beforeBase}/v1/rates`, headers: gzip, pid },
-        { name: 'before: legacy feed, gzip asked', url: `${beforeBase}/webservice/bench`, headers: gzip, pid },
+        { name: 'before: webservice feed, gzip asked', url: `${beforeBase}/webservice/bench`, headers: gzip, pid },
       );
     }
     const redisPrefix = `nerkh-bench:${randomBytes(4).toString('hex')}:`;
-    if (REDIS_URL) {
+    if (REDIS_URL && !BEFORE_ONLY) {
       // The same service on Redis: shared limiter, bus, node registry; its own port, the same accounts.
       const redisEnv = { ...env, NERKH_PORT: String(await freePort()), NERKH_REDIS_URL: REDIS_URL, NERKH_REDIS_PREFIX: redisPrefix };
       const redisServer = await startServer(redisEnv, children);
@@ -154,9 +166,9 @@ async function main() {
     // The highest resident memory of the answering process while each target was loaded.
     const peaks = new Map<string, number>();
     // Warm every server up (JIT, caches) before anything is recorded.
-    for (const target of targets.filter((t) => t.name !== 'catalogue' && t.name !== 'legacy feed')) await measure(target.url, target.headers, 2, CONNECTIONS);
+    for (const target of targets.filter((t) => t.name !== 'catalogue' && t.name !== 'webservice feed')) await measure(target.url, target.headers, 2, CONNECTIONS);
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const target of targets) {
+      for (const target of roundOrder(targets, round)) {
         resetPeak(target.pid);
         const cpuBefore = cpuTime(target.pid);
         const result = await measure(target.url, target.headers, SECONDS, CONNECTIONS);
@@ -173,6 +185,7 @@ async function main() {
     const serverPeak = Math.max(startPeak, ...targets.filter((t) => t.pid === serverPid).map((t) => peaks.get(t.name)!));
     const history = HISTORY && seed ? await historyPart(base, key, seed, work, children, serverPid) : null;
     report(results, cpuPerRequest, targets, peaks, { idle: idleRss, after: after.rss, peak: serverPeak }, server.readyMs, seeded + 1, history);
+    if (BEFORE) reportBefore(results, cpuPerRequest);
   } finally {
     cleanup();
     for (const done of cleanups) await done().catch(() => {});
@@ -381,10 +394,42 @@ function benchEnvironment(work: string, port: number): NodeJS.ProcessEnv {
   return { ...process.env, NERKH_DATA_DIR: join(work, 'data'), NERKH_CONFIG: join(work, 'config.json'), NERKH_LOG_LEVEL: 'warn', NERKH_PORT: String(port), NERKH_HOST: '127.0.0.1' };
 }
 
-/** Accounts and keys through the real store, in one process (the CLI would take minutes for 10,000). */
-async function seedAccounts(env: NodeJS.ProcessEnv, count: number): Promise<number> {
+/**
+ * The order of one round: each earlier-build target right beside its twin,
+ * first after it in odd rounds and before it in even ones, so neither build
+ * is always the one loaded after the other.
+ */
+function roundOrder(targets: Target[], round: number): Target[] {
+  const twins = new Map(Object.entries(BEFORE_TWINS).map(([before, twin]) => [twin, targets.find((t) => t.name === before)]));
+  const order: Target[] = [];
+  for (const target of targets) {
+    if (target.name in BEFORE_TWINS) continue;
+    const before = twins.get(target.name);
+    if (before === undefined) order.push(target);
+    else order.push(...(round % 2 === 1 ? [target, before] : [before, target]));
+  }
+  return order;
+}
+
+/** This build against the earlier one, round by round: req/s and CPU per request, each as min / median / max of the rounds' ratios. */
+function reportBefore(results: Map<string, Measurement[]>, cpuPerRequest: Map<string, number[]>) {
+  console.log('');
+  console.log('this build / the earlier build, same rounds (min / median / max over rounds):');
+  const spread = (values: number[]) => `${Math.min(...values).toFixed(3)} / ${median(values).toFixed(3)} / ${Math.max(...values).toFixed(3)}`;
+  for (const [before, twin] of Object.entries(BEFORE_TWINS)) {
+    const ours = results.get(twin);
+    const theirs = results.get(before);
+    if (!ours || !theirs) continue;
+    const rps = ours.map((r, i) => r.rps / theirs[i]!.rps);
+    const cpu = cpuPerRequest.get(twin)!.map((us, i) => us / cpuPerRequest.get(before)![i]!);
+    console.log(`  ${twin.padEnd(24)} req/s ${spread(rps)}   CPU per request ${spread(cpu)}`);
+  }
+}
+
+/** Accounts and keys through the real store, in one process (the CLI would take minutes for 10,000); `storeModule`: whose store code writes them. */
+async function seedAccounts(env: NodeJS.ProcessEnv, count: number, storeModule: string): Promise<number> {
   if (count <= 0) return 0;
-  const { Store } = await import('../src/store/store.js');
+  const { Store } = (await import(storeModule)) as typeof import('../src/store/store.js');
   const store = await Store.open({ databaseUrl: null, dataDir: env.NERKH_DATA_DIR! });
   try {
     for (let i = 0; i < count; i++) {

@@ -11,18 +11,26 @@
  * - RSS of the server at 10,000 streams.
  * - Detail throughput while the streams are open, against a bare node:http
  *   baseline serving the same bytes in the same run (and without streams).
+ * - The server's event-loop lag during its fan-outs (bench/lag-probe.mjs,
+ *   preloaded into it).
+ * - The same delivery, by the same client processes at the same number of
+ *   streams, from a bare node:http fan-out and from nginx with nchan
+ *   (bench/stream-anchors.ts; BENCH_STREAM_ANCHORS=0 leaves them out).
  *
  * Clients: several processes (bench/stream-client.mjs) with plain node:http,
  * a few thousand connections each. Everything talks to 127.0.0.1 only.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { measure, type Measurement } from './load.js';
-import { cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer, writeSources } from './processes.js';
+import { BIN, cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer, writeSources } from './processes.js';
+import { bareAnchor, nchanAnchor, type AnchorResult } from './stream-anchors.js';
+import { openStreams, reports as clientReports, resetClients, startClient } from './stream-clients.js';
+import { lagDuring, latencies, type Change, type Lag } from './stream-latency.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
 const CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 4);
@@ -31,25 +39,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const QUIET_SECONDS = Number(process.env.BENCH_STREAM_QUIET_SECONDS ?? 15);
 const CHANGE_MS = 1000;
+const ANCHORS = process.env.BENCH_STREAM_ANCHORS !== '0';
+/** The targets: delivery p99 within this factor of the bare fan-out's, and the loop's lag p99 during fan-outs. */
+const BARE_FACTOR = 1.25;
+const LAG_P99_MS = 20;
 /** A board's worth of rates: the stream and the detail requests ask for the same ten. */
 const KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
-
-interface Change {
-  written_at: number;
-  version: number | null;
-  built_at: number | null;
-}
-
-interface ClientReport {
-  receipts: Record<string, number[]>;
-  snapshots: number;
-  closed: number;
-}
-
-interface Client {
-  child: ChildProcess;
-  next(type: string): Promise<Record<string, unknown>>;
-}
 
 export async function streamBench(): Promise<boolean> {
   const work = mkdtempSync(join(tmpdir(), 'nerkh-bench-stream-'));
@@ -63,7 +58,9 @@ export async function streamBench(): Promise<boolean> {
     const env = environment(work);
     writeSources(work);
     const keys = await seed(env);
-    const server = await startServer(env, children);
+    const probePort = await freePort();
+    const probeUrl = `http://127.0.0.1:${probePort}`;
+    const server = await startServer({ ...env, NERKH_BENCH_PROBE_PORT: String(probePort) }, children, BIN, ['--import', pathToFileURL(join(ROOT, 'bench', 'lag-probe.mjs')).href]);
     const serverPid = server.child.pid!;
     const needed = STREAMS + 1_000;
     for (const [who, limit] of [['the server', openFileLimit(serverPid)], ['this process', openFileLimit('self')]] as const) {
@@ -93,18 +90,9 @@ export async function streamBench(): Promise<boolean> {
     // Open every stream.
     const clients = await Promise.all(Array.from({ length: CLIENTS }, () => startClient(children)));
     resetPeak(serverPid);
-    const openStarted = Date.now();
-    const perClient = Math.ceil(STREAMS / CLIENTS);
-    const opened = await Promise.all(
-      clients.map((client, i) => {
-        client.child.send({ type: 'open', url: `${base}/v1/stream?keys=${KEYS.join(',')}`, headers: { 'x-api-key': keys.stream }, count: Math.min(perClient, STREAMS - i * perClient), concurrency: 64 });
-        return client.next('opened');
-      }),
-    );
-    const openMs = Date.now() - openStarted;
-    const ok = opened.reduce((sum, o) => sum + (o.ok as number), 0);
-    const failed = opened.reduce((sum, o) => sum + (o.failed as number), 0);
-    console.log(`${ok} streams open in ${openMs} ms (${failed} refused${failed ? `, first: ${opened.find((o) => o.firstError)?.firstError}` : ''})`);
+    const opened = await openStreams(clients, `${base}/v1/stream?keys=${KEYS.join(',')}`, { 'x-api-key': keys.stream }, STREAMS);
+    const { ok, failed, ms: openMs } = opened;
+    console.log(`${ok} streams open in ${openMs} ms (${failed} refused${failed ? `, first: ${opened.firstError}` : ''})`);
     await sleep(2000);
     const openRss = memory(serverPid);
     console.log(`server RSS with ${ok} streams: ${openRss.rss.toFixed(1)} MB (peak while opening ${openRss.peak.toFixed(1)} MB; ${idleRss.toFixed(1)} MB before)`);
@@ -130,16 +118,36 @@ export async function streamBench(): Promise<boolean> {
     const afterRss = memory(serverPid);
     const metrics = await scrape(base);
 
-    const reports = (await Promise.all(
-      clients.map((client) => {
-        client.child.send({ type: 'report' });
-        return client.next('report');
-      }),
-    )) as unknown as ClientReport[];
-    for (const client of clients) client.child.send({ type: 'close' });
+    const reports = await clientReports(clients);
+    const quietChanges = feeder.changes.filter((c) => c.written_at >= quietStart && c.written_at < loadStart - CHANGE_MS);
+    const loadedChanges = feeder.changes.filter((c) => c.written_at >= loadStart && c.written_at < loadEnd - CHANGE_MS);
+    const quiet = latencies(quietChanges, reports, ok);
+    const loaded = latencies(loadedChanges, reports, ok);
+    const lagQuiet = await lagDuring(probeUrl, quietChanges, reports);
+    const lagLoaded = await lagDuring(probeUrl, loadedChanges, reports);
 
-    const quiet = latencies(feeder.changes.filter((c) => c.written_at >= quietStart && c.written_at < loadStart - CHANGE_MS), reports, ok);
-    const loaded = latencies(feeder.changes.filter((c) => c.written_at >= loadStart && c.written_at < loadEnd - CHANGE_MS), reports, ok);
+    // The anchors, by the same client processes, with nerkh stopped: the machine is theirs alone.
+    const sample = (await (await fetch(`${base}/v1/rates/usd_free`, { headers: detailHeaders })).json()) as { rates: unknown[] };
+    const rate = JSON.stringify(sample.rates[0]);
+    server.child.kill('SIGKILL');
+    await resetClients(clients);
+    const anchors: AnchorResult[] = [];
+    if (ANCHORS) {
+      const setup = {
+        clients,
+        children,
+        work,
+        streams: STREAMS,
+        changes: QUIET_SECONDS,
+        // nerkh's `rates` event for one changed rate, with the version the anchors' readers need in the data.
+        data: (version: number) => `{"version":${version},"generated_at":"${new Date().toISOString()}","rates":[${rate}]}`,
+      };
+      anchors.push(await bareAnchor(setup));
+      const nchan = await nchanAnchor(setup);
+      if (nchan) anchors.push(nchan);
+      else console.log('nchan: nginx with libnginx-mod-nchan is not installed here; left out');
+    }
+    for (const client of clients) client.child.send({ type: 'close' });
     const result = {
       at: new Date().toISOString(),
       // Other work on the machine moves every figure here: the 1-minute load average at the start and the end.
@@ -156,13 +164,19 @@ export async function streamBench(): Promise<boolean> {
         system: round1(((cpuAfter.system - cpuBefore.system) * 1000) / Math.max(1, sent)),
       },
       latency_under_load: loaded,
+      // bench/lag-probe.mjs inside the server: its loop's lag from each change being ready to its last receipt.
+      lag_during_fanout_quiet: lagQuiet,
+      lag_during_fanout_under_load: lagLoaded,
+      anchors,
       detail_without_streams: without,
       detail_with_streams: withStreams,
       dropped: Number(/^nerkh_stream_subscribers_dropped_total\{reason="buffer"\} (\d+)/m.exec(metrics)?.[1] ?? 0) + Number(/^nerkh_stream_subscribers_dropped_total\{reason="stalled"\} (\d+)/m.exec(metrics)?.[1] ?? 0),
       open_at_end: Number(/^nerkh_streams_open (\d+)/m.exec(metrics)?.[1] ?? NaN),
       target_met: false,
     };
-    result.target_met = ok === STREAMS && quiet.p99_ms !== null && quiet.p99_ms <= 200 && openRss.rss <= 400;
+    const bare = anchors.find((anchor) => anchor.name === 'bare');
+    result.target_met =
+      ok === STREAMS && quiet.p99_ms !== null && bare?.latency.p99_ms != null && quiet.p99_ms <= BARE_FACTOR * bare.latency.p99_ms && lagQuiet.p99_ms !== null && lagQuiet.p99_ms <= LAG_P99_MS && openRss.rss <= 400;
     print(result);
     const out = join(ROOT, 'bench', 'results', 'stream.json');
     mkdirSync(dirname(out), { recursive: true });
@@ -172,42 +186,6 @@ export async function streamBench(): Promise<boolean> {
   } finally {
     cleanup();
   }
-}
-
-/** Latency of every delivered event of the given changes; missing counts streams that never got one. */
-function latencies(changes: Change[], reports: ClientReport[], streams: number) {
-  const values: number[] = [];
-  // Each change's own p99: how far one fan-out's tail reaches, change by change.
-  const perChange: number[] = [];
-  let matched = 0;
-  let missing = 0;
-  for (const change of changes) {
-    if (change.version === null || change.built_at === null) continue;
-    matched++;
-    const own: number[] = [];
-    for (const report of reports) {
-      for (const at of report.receipts[String(change.version)] ?? []) own.push(at - change.built_at);
-    }
-    missing += streams - own.length;
-    values.push(...own);
-    if (own.length > 0) perChange.push(quantile(own.sort((a, b) => a - b), 0.99)!);
-  }
-  values.sort((a, b) => a - b);
-  perChange.sort((a, b) => a - b);
-  return {
-    changes: changes.length,
-    matched,
-    events: values.length,
-    missing,
-    p50_ms: quantile(values, 0.5),
-    p99_ms: quantile(values, 0.99),
-    max_ms: quantile(values, 1),
-    p99_of_one_change_ms: { best: quantile(perChange, 0), median: quantile(perChange, 0.5), worst: quantile(perChange, 1) },
-  };
-}
-
-function quantile(sorted: number[], q: number): number | null {
-  return sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 function summarise(pairs: { baseline: Measurement; detail: Measurement }[]) {
@@ -230,6 +208,9 @@ function print(result: {
   server_cpu_us_per_event: { events: number; user: number; system: number };
   server_fanout_ms_quiet: { mean: number; max: number };
   latency_under_load: ReturnType<typeof latencies>;
+  lag_during_fanout_quiet: Lag;
+  lag_during_fanout_under_load: Lag;
+  anchors: AnchorResult[];
   detail_without_streams: ReturnType<typeof summarise>;
   detail_with_streams: ReturnType<typeof summarise>;
   dropped: number;
@@ -237,7 +218,7 @@ function print(result: {
 }) {
   const line = (label: string, l: ReturnType<typeof latencies>) =>
     console.log(
-      `${label.padEnd(34)} p50 ${String(l.p50_ms).padStart(4)} ms  p99 ${String(l.p99_ms).padStart(4)} ms  max ${String(l.max_ms).padStart(4)} ms  (${l.events} events of ${l.matched} changes, ${l.missing} missing; ` +
+      `${label.padEnd(34)} p50 ${String(l.p50_ms).padStart(4)} ms  p99 ${String(l.p99_ms).padStart(4)} ms  max ${String(l.max_ms).padStart(4)} ms  (${l.events} events of ${l.matched} changes, ${l.merged} merged into the next, ${l.missing} missing; ` +
         `one change's p99: best ${l.p99_of_one_change_ms.best}, median ${l.p99_of_one_change_ms.median}, worst ${l.p99_of_one_change_ms.worst} ms)`,
     );
   const detail = (label: string, d: ReturnType<typeof summarise>) =>
@@ -246,13 +227,23 @@ function print(result: {
   console.log(`push stream, ${result.streams.open} streams on one process (opened in ${result.streams.open_ms} ms; load average ${result.load_average.join(' → ')})`);
   line('delivery latency, quiet', result.latency_quiet);
   line('delivery latency, under detail load', result.latency_under_load);
+  for (const anchor of result.anchors) line(`${anchor.name}, same clients (${anchor.open} streams)`, anchor.latency);
+  const lag = (label: string, l: Lag | null) =>
+    l &&
+    console.log(
+      `${label.padEnd(34)} p50 ${l.p50_ms} ms  p99 ${l.p99_ms} ms  max ${l.max_ms} ms  (${l.samples} samples over ${l.window_ms} ms of fan-out; ` +
+        `less waiting for a CPU: p99 ${l.own.p99_ms} ms, max ${l.own.max_ms} ms; GC: ${l.gc.pauses} pauses, longest ${l.gc.max_ms} ms)`,
+    );
+  lag('loop lag during fan-out, quiet', result.lag_during_fanout_quiet);
+  lag('loop lag during fan-out, loaded', result.lag_during_fanout_under_load);
+  for (const anchor of result.anchors) lag(`${anchor.name}'s loop lag during fan-out`, anchor.lag);
   console.log(`${'server: one event to every stream'.padEnd(34)} mean ${result.server_fanout_ms_quiet.mean} ms, max ${result.server_fanout_ms_quiet.max} ms (the write loop, timed in the server; quiet phase)`);
   const cpu = result.server_cpu_us_per_event;
   console.log(`${'server CPU per event delivered'.padEnd(34)} ${(cpu.user + cpu.system).toFixed(1)} µs (user ${cpu.user}, system ${cpu.system}; quiet phase, ${cpu.events} events)`);
   console.log(`${'server RSS'.padEnd(34)} ${result.rss_mb.at_streams} MB at ${result.streams.open} streams (${result.rss_mb.before} MB before, peak ${result.rss_mb.peak} MB); ${result.dropped} subscribers dropped`);
   detail('detail without streams', result.detail_without_streams);
   detail('detail with streams open', result.detail_with_streams);
-  console.log(`stream target (all open, quiet p99 ≤ 200 ms, RSS ≤ 400 MB): ${result.target_met ? 'met' : 'NOT met'}`);
+  console.log(`stream target (all open, quiet p99 ≤ ${BARE_FACTOR}× the bare fan-out's, loop lag p99 during fan-out ≤ ${LAG_P99_MS} ms, RSS ≤ 400 MB): ${result.target_met ? 'met' : 'NOT met'}`);
 }
 
 function environment(work: string): NodeJS.ProcessEnv {
@@ -295,19 +286,6 @@ async function startBaseline(work: string, url: string, headers: Record<string, 
   const port = await freePort();
   await startChild(children, process.execPath, [join(ROOT, 'bench', 'baseline-server.mjs'), String(port), join(work, 'body.json'), join(work, 'headers.json'), 'flat'], {}, /baseline listening/);
   return `http://127.0.0.1:${port}${new URL(url).pathname}`;
-}
-
-function startClient(children: ChildProcess[]): Promise<Client> {
-  const child = fork(join(ROOT, 'bench', 'stream-client.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.push(child);
-  const waiting = new Map<string, (message: Record<string, unknown>) => void>();
-  child.on('message', (message: Record<string, unknown>) => {
-    const resolve = waiting.get(message.type as string);
-    waiting.delete(message.type as string);
-    resolve?.(message);
-  });
-  const client: Client = { child, next: (type) => new Promise((resolve) => waiting.set(type, resolve)) };
-  return client.next('ready').then(() => client);
 }
 
 async function startFeeder(work: string, metricsUrl: string, children: ChildProcess[]): Promise<{ child: ChildProcess; changes: Change[] }> {

@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=25
 // Entry point of the `nerkh` command. `npm ci` builds dist/ (the `prepare` script).
 // The 4 MB young generation and a 25% old-generation growth step keep a busy server's RSS
-// near its idle size at no measured cost in throughput (see README, Performance);
+// near its idle size at no measured cost in throughput (see docs/performance.md);
 // `npm start` passes the same flags.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';

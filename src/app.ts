@@ -3,27 +3,29 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { createDetailFastPath, type FastPathState } from './http/fast-detail.js';
-import { installAccessHook } from './http/access-hook.js';
+import { createRawPath } from './http/pipeline/raw.js';
+import { installPipeline } from './http/pipeline/fastify.js';
+import type { Pipeline } from './http/pipeline/keyed.js';
+import type { ServingState } from './http/serving-state.js';
+import { keyedEndpoints } from './http/endpoints/keyed-endpoints.js';
+import { HistoryAnswers } from './render/history-answers.js';
+import { createStreams, installStreams } from './http/endpoints/stream.js';
+import { installPageSecurity } from './http/page-security.js';
 import { createClientErrorHandler, createConnectHandler } from './http/connection-errors.js';
-import { ALLOWED_METHODS, EXPOSED_HEADERS, isAllowedMethod, METHOD_NOT_ALLOWED, MISSING_HOST, requestIdFor, type KeyedRoute } from './http/context.js';
+import { ALLOWED_METHODS, EXPOSED_HEADERS, isAllowedMethod, METHOD_NOT_ALLOWED, MISSING_HOST, requestIdFor } from './http/context.js';
 import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
-import { DEFAULT_LOAD_SHEDDING, installLoadShedding } from './http/load-shedding.js';
+import { DEFAULT_LOAD_SHEDDING, installLoadShedding, overloadedError } from './http/load-shedding.js';
+import { CostAccount } from './http/shedding/cost-account.js';
 import { ApiError } from './domain/errors.js';
 import { apiDescription, finishDocument } from './http/openapi.js';
 import { DOCS_LOGO, DOCS_THEME } from './web/docs-brand.js';
 import { operationalRoutes, type ProbeDeps } from './http/routes/operational.js';
 import { PreparedDocument } from './http/prepared-document.js';
-import { historyRoutes } from './http/routes/history.js';
 import { pageRoutes } from './http/routes/pages.js';
-import { ratesRoutes } from './http/routes/rates.js';
-import { statusRoutes } from './http/routes/status.js';
-import { installStreams } from './http/routes/stream.js';
-import { usageRoutes } from './http/routes/usage.js';
-import { webserviceRoutes } from './http/routes/webservice.js';
+import { currentStatus, statusRoutes } from './http/routes/status.js';
 import { NoQuery, SHARED_SCHEMAS } from './http/schemas.js';
-import { redactUrl, routableUrl } from './http/url.js';
+import { routableUrl } from './http/url.js';
 
 export type { AppDeps } from './http/deps.js';
 
@@ -32,14 +34,22 @@ const MAX_HEADER_BYTES = 16_384;
 
 /** Build the HTTP application; no I/O happens here, so tests build it and call `inject`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  // What the raw detail path needs from the app around it; filled in as the app comes up and goes down.
-  const state: FastPathState = { closing: false, underPressure: false, log: null, logRequests: false };
-  const fastDetail = createDetailFastPath(deps, state);
+  // What the request paths need from the app around them; filled in as the app comes up and goes down.
+  const limits = { ...DEFAULT_LOAD_SHEDDING, ...deps.loadShedding };
+  const state: ServingState = { closing: false, underPressure: false, shedding: false, costs: new CostAccount(), overloaded: overloadedError(limits.retryAfterSeconds), log: null, logRequests: false };
+  const pipeline: Pipeline = { deps, state };
+  // Every keyed endpoint, as one descriptor each: the raw path and the Fastify routes both serve them through the pipeline.
+  const streams = createStreams(deps);
+  const status = currentStatus(deps, () => streams.hub.counts().open);
+  // History answers are rendered in worker threads where the store allows (see HistoryAnswers); the threads end with the app.
+  const historyAnswers = new HistoryAnswers(deps.history, deps.time);
+  const endpoints = keyedEndpoints(deps, streams, status, historyAnswers);
+  const rawPath = createRawPath(pipeline, endpoints);
   const app = Fastify({
-    // The detail endpoint is answered before Fastify's routing when it can be (see fast-detail.ts).
+    // The endpoints marked raw (detail, catalogue, webservice feed) are answered before Fastify's routing when they can be (see pipeline/raw.ts).
     serverFactory: (handler) => {
       const onRequest = (request: IncomingMessage, response: ServerResponse) => {
-        if (!fastDetail(request, response)) handler(request, response);
+        if (!rawPath(request, response)) handler(request, response);
       };
       const server = createServer(
         // Node checks header and request timeouts every 30 s by default; a slow-header client is cut off within a second of its 10 s.
@@ -58,7 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     clientErrorHandler: createClientErrorHandler(deps),
     loggerInstance: deps.logger as FastifyBaseLogger,
-    // One line per request is written by the onResponse hook below, not Fastify's two.
+    // One line per request is written by the pipeline's finish (pipeline/finish.ts), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // Unknown query parameters are an error, so a typo never silently widens a query.
     ajv: { customOptions: { removeAdditional: false } },
@@ -80,12 +90,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     state.closing = true;
   });
+  app.addHook('onClose', async () => historyAnswers.close());
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  const keyedRoutes: KeyedRoute[] = [];
-  app.decorate('keyedRoutes', keyedRoutes);
-  app.addHook('onRoute', (route) => {
-    if (route.method === 'GET' && route.config?.service) keyedRoutes.push({ url: route.url, service: route.config.service });
-  });
+  const keyed = installPipeline(app, pipeline);
+  app.decorate('keyedRoutes', keyed.keyedRoutes);
+  app.decorate('historyAnswers', historyAnswers);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -94,21 +103,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       reply.header('access-control-allow-origin', origin).header('vary', 'Origin').header('access-control-expose-headers', EXPOSED_HEADERS);
     }
   });
-  // Method and form first (PRODUCT §2), before load shedding and any key check.
+  // Method and form first (docs/api.md#order-of-checks), before load shedding and any key check.
   app.addHook('onRequest', async (request) => {
     if (state.closing) throw new ApiError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly.', { 'retry-after': '1' });
     if (!isAllowedMethod(request.method)) throw METHOD_NOT_ALLOWED;
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) throw MISSING_HOST;
   });
-  await installLoadShedding(app, { ...DEFAULT_LOAD_SHEDDING, ...deps.loadShedding }, state);
-  installAccessHook(app, deps);
+  await installLoadShedding(app, limits, state);
   installErrorHandling(app, deps.time);
-
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    deps.metrics.observe(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info({ method: request.method, url: redactUrl(request.originalUrl), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
-  });
+  installPageSecurity(app, deps.frameAncestors);
 
   await app.register(swagger, {
     openapi: {
@@ -119,11 +122,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         description: apiDescription(),
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'For /metrics only, when the server sets NERKH_METRICS_TOKEN.' },
+        },
+      },
     },
     transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject, [{ url: '/', description: 'The server that serves this document' }]),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
+  // The plugin's own policy stays off: its pages get the same policy as every other page (page-security.ts), which the UI runs under.
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false, logo: DOCS_LOGO, theme: DOCS_THEME, uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   // CORS preflight for every path: the per-account origin rule applies to the real request, which carries the key.
@@ -133,12 +142,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.code(204).send();
   });
 
-  await app.register(ratesRoutes(deps));
-  await app.register(historyRoutes(deps));
-  const streams = await installStreams(app, deps);
-  await app.register(statusRoutes(deps, () => streams.counts().open));
-  await app.register(webserviceRoutes(deps));
-  await app.register(usageRoutes(deps));
+  installStreams(app, deps, streams);
+  for (const endpoint of endpoints) keyed.register(endpoint);
+  await app.register(statusRoutes(deps, status));
   await app.register(operationalRoutes(deps));
   await app.register(pageRoutes());
   const description = new PreparedDocument(() => app.swagger());

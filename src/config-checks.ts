@@ -1,6 +1,8 @@
 import type { Catalogue } from './catalogue/catalogue.js';
 import { loadCatalogue } from './catalogue/load.js';
 import { ConfigError, type AppConfig, type ScreeningFields } from './config.js';
+import { checkDerivedPriority, derivedReferences } from './config-derived.js';
+import type { DerivedReference } from './domain/formula.js';
 import { buildPlans, type Plan } from './domain/plan.js';
 import { DEFAULT_SCREENING, type Screening } from './domain/screening.js';
 
@@ -11,13 +13,18 @@ export interface ReferenceData {
   sourcePriority: Record<string, string[]>;
   /** Screening rules keyed by canonical reference key; a reference not listed screens with DEFAULT_SCREENING. */
   screening: Record<string, Screening>;
+  /** The config's derived references, checked, in the order they are resolved (each after the derived ones it reads). */
+  derived: DerivedReference[];
 }
 
 /** The catalogue and the plans built on it, with the config's references checked: what the server and the CLI share. */
 export function loadReferenceData(config: AppConfig): ReferenceData {
   const catalogue = loadCatalogue(config.cataloguePath);
   const plans = buildPlans(catalogue.popular, config.plans);
-  return { catalogue, plans, sourcePriority: checkAgainstCatalogue(config, plans, catalogue), screening: screeningRules(config, catalogue) };
+  const sourcePriority = checkAgainstCatalogue(config, plans, catalogue);
+  const derived = derivedReferences(config, catalogue);
+  checkDerivedPriority(sourcePriority, derived);
+  return { catalogue, plans, sourcePriority, screening: screeningRules(config, catalogue), derived };
 }
 
 /**
@@ -49,7 +56,8 @@ export function screeningRules(config: AppConfig, catalogue: Catalogue): Record<
 
 /**
  * The parts of the config that name references, checked against the loaded
- * catalogue: plans' default references and `source_priority`. Returns the
+ * catalogue: plans' default references, the item keys of mapping and ecb
+ * sources, and `source_priority`. Returns the
  * source priority keyed by canonical reference key (aliases are accepted).
  */
 export function checkAgainstCatalogue(config: AppConfig, plans: ReadonlyMap<string, Plan>, catalogue: Catalogue): Record<string, string[]> {
@@ -58,6 +66,7 @@ export function checkAgainstCatalogue(config: AppConfig, plans: ReadonlyMap<stri
       if (!catalogue.lookup(key)) throw new ConfigError(`config: plans.${plan.name}.default_references[${index}]: unknown reference "${key}"`);
     });
   }
+  checkItemKeys(config, catalogue);
   const priority: Record<string, string[]> = {};
   for (const [name, sources] of Object.entries(config.sourcePriority)) {
     const reference = catalogue.lookup(name);
@@ -65,4 +74,23 @@ export function checkAgainstCatalogue(config: AppConfig, plans: ReadonlyMap<stri
     priority[reference.key] = sources;
   }
   return priority;
+}
+
+/**
+ * Every source key a mapping or ecb source reads must be one the catalogue
+ * has: a misspelt key would read a value that no reference ever serves. A
+ * reference key or alias given instead is named with its source key.
+ */
+function checkItemKeys(config: AppConfig, catalogue: Catalogue): void {
+  const known = new Set(catalogue.references.map((reference) => reference.source_key));
+  config.sources.forEach((source, index) => {
+    const format = source.format;
+    const items = format?.kind === 'mapping' || format?.kind === 'ecb' ? format.items : [];
+    for (const { sourceKey } of items) {
+      if (known.has(sourceKey)) continue;
+      const reference = catalogue.lookup(sourceKey);
+      const hint = reference ? ` (the reference ${reference.key} reads source_key "${reference.source_key}")` : '';
+      throw new ConfigError(`config: sources[${index}].items.${sourceKey}: source "${source.name}": "${sourceKey}" is no source_key of the catalogue${hint}`);
+    }
+  });
 }

@@ -3,10 +3,18 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { firstProblem } from './config-errors.js';
+import { DERIVED_SOURCE, FormulaError, parseFormula, type Formula } from './domain/formula.js';
 import { SERVICES } from './domain/plan.js';
-import { isValidTimeZone } from './domain/time.js';
+import { isValidTimeZone, ZoneTime } from './domain/time.js';
+import { addressRefusal } from './sources/address-rule.js';
+import { compileFormat, FormatConfigError } from './sources/formats/compile.js';
+import { FORMAT_NAMES } from './sources/formats/spec.js';
 import { DEFAULT_MAX_BACKOFF_SECONDS } from './sources/http.js';
+import { DEFAULT_CLOCK_SKEW_MS } from './sources/parse.js';
+import { DEFAULT_MAX_BYTES } from './sources/read-document.js';
 import type { SourceConfig } from './sources/monitor.js';
+import { DEFAULT_FRAME_ANCESTORS, parseFrameAncestors } from './web/security-headers.js';
 
 export class ConfigError extends Error {}
 
@@ -15,13 +23,29 @@ const NAME = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
 const SourceSchema = Type.Object(
   {
     name: Type.String({ pattern: NAME }),
-    type: Type.Union([Type.Literal('file'), Type.Literal('http')]),
+    type: Type.Union([Type.Literal('file'), Type.Literal('http'), Type.Literal('manual')]),
     path: Type.Optional(Type.String({ minLength: 1 })),
     url: Type.Optional(Type.String({ pattern: '^https?://' })),
     max_age_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
     poll_seconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 86_400 })),
     timeout_seconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 120 })),
     max_backoff_seconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 86_400 })),
+    max_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 30, description: 'Decoded document size at most, in bytes (default 16 MiB)' })),
+    follow_redirects: Type.Optional(Type.Boolean({ description: 'http: follow redirects (default false: refused)' })),
+    allow_insecure: Type.Optional(Type.Boolean({ description: 'http: allow plain http:// to a host that is not loopback (default false)' })),
+    clock_skew_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3600, description: 'How far ahead of the receive time a timestamp is clamped rather than refused (default 30)' })),
+    format: Type.Optional(Type.Union(FORMAT_NAMES.map((name) => Type.Literal(name)))),
+    items: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1 }),
+        Type.Union([
+          Type.String({ minLength: 1 }),
+          Type.Object({ path: Type.String({ minLength: 1 }), time_path: Type.Optional(Type.String({ minLength: 1 })), scale: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        ]),
+        { description: 'mapping and ecb: each catalogue source_key and where its value is read' },
+      ),
+    ),
+    updated_at_path: Type.Optional(Type.String({ minLength: 1, description: "mapping: the JSONPath of the document's time" })),
   },
   { additionalProperties: false },
 );
@@ -36,11 +60,14 @@ export const PlanFieldsSchema = Type.Object(
     requests_per_day: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     history_days: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100_000 }), Type.Null()])),
     max_streams: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
+    // At least a second (a stream must get its snapshot out), at most 30 days (no connection lives forever).
+    max_stream_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_592_000 })),
+    max_webhooks: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Webhook endpoints an account may register (service alerts)' })),
   },
   { additionalProperties: false },
 );
 
-/** Per-reference screening (PRODUCT §7); `"*"` sets it for every reference, a key overrides it field by field. */
+/** Per-reference screening (docs/configuration.md#screening); `"*"` sets it for every reference, a key overrides it field by field. */
 export const ScreeningFieldsSchema = Type.Object(
   {
     max_jump_percent: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100_000 })),
@@ -59,9 +86,20 @@ const ConfigFileSchema = Type.Object(
     plans: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$' }), PlanFieldsSchema)),
     screening: Type.Optional(Type.Record(Type.String({ pattern: `^\\*$|${NAME}` }), ScreeningFieldsSchema)),
     timezone: Type.Optional(Type.String({ minLength: 1 })),
+    derived: Type.Optional(
+      Type.Record(Type.String({ pattern: NAME }), Type.String({ minLength: 1, maxLength: 1000 }), {
+        description: 'References computed from others: reference key or alias → formula of + - * /, parentheses, decimal constants and reference names',
+      }),
+    ),
     history: Type.Optional(
       Type.Object(
         { minute_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Days one-minute candles are kept; hourly and daily candles are kept forever' })) },
+        { additionalProperties: false },
+      ),
+    ),
+    webhooks: Type.Optional(
+      Type.Object(
+        { allow_private: Type.Optional(Type.Boolean({ description: 'Allow webhook URLs to private and loopback addresses, over http:// too (default false: public https:// only)' })) },
         { additionalProperties: false },
       ),
     ),
@@ -97,12 +135,30 @@ export interface AppConfig {
   /** Screening rules by reference key or alias, `"*"` for every reference; checked against the catalogue at start. */
   screening: Record<string, ScreeningFields>;
   timezone: string;
+  /** Derived references as the config names them (key or alias) → their parsed formula; checked against the catalogue at start. */
+  derived?: Record<string, Formula>;
   history: HistoryConfig;
+  webhooks: WebhooksConfig;
+  /** Who may frame the HTML pages (`NERKH_FRAME_ANCESTORS`, CSP `frame-ancestors`); `'none'` unless set. */
+  frameAncestors: string;
+  /** The bearer token `/metrics` asks for (`NERKH_METRICS_TOKEN`); null: `/metrics` is open, as a private network expects. */
+  metricsToken: string | null;
 }
 
 export interface HistoryConfig {
   /** Days one-minute candles are kept (hourly and daily candles are kept forever). */
   minuteDays: number;
+}
+
+export interface WebhooksConfig {
+  /** Webhook URLs may name private and loopback addresses, over http:// too (config `webhooks.allow_private`). */
+  allowPrivate: boolean;
+  /**
+   * Test-only (`NERKH_WEBHOOK_TIME_SCALE`): every webhook duration (the retry
+   * back-off, the 24 h of retries, the 3 days before disabling, the 5 minutes
+   * before `stale`) multiplied by this; 1 unless set.
+   */
+  timeScale: number;
 }
 
 export const DEFAULT_MINUTE_DAYS = 90;
@@ -122,15 +178,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const timezone = file.timezone ?? 'Asia/Tehran';
   if (!isValidTimeZone(timezone)) throw new ConfigError(`config: timezone: unknown time zone "${timezone}"`);
 
-  const sources = file.sources ? file.sources.map((s, i) => sourceFromFile(s, i, base)) : demoSources(dataDir);
+  const zone = new ZoneTime(timezone);
+  const sources = file.sources ? file.sources.map((s, i) => sourceFromFile(s, i, base, zone)) : demoSources(dataDir);
   const names = new Set<string>();
   sources.forEach((source, i) => {
     if (names.has(source.name)) throw new ConfigError(`config: sources[${i}].name: duplicate source name "${source.name}"`);
     names.add(source.name);
   });
+  const derived = derivedFormulas(file.derived ?? {});
+  const hasDerived = Object.keys(derived).length > 0;
+  // The derived references act as one more source, named `derived`: no configured source may take the name.
+  if (hasDerived && names.has(DERIVED_SOURCE)) throw new ConfigError(`config: sources[${[...names].indexOf(DERIVED_SOURCE)}].name: "${DERIVED_SOURCE}" is the source of the derived references; name this one otherwise`);
   for (const [key, listed] of Object.entries(file.source_priority ?? {})) {
     listed.forEach((name, i) => {
-      if (!names.has(name)) throw new ConfigError(`config: source_priority.${key}[${i}]: unknown source "${name}"`);
+      if (!names.has(name) && !(hasDerived && name === DERIVED_SOURCE)) throw new ConfigError(`config: source_priority.${key}[${i}]: unknown source "${name}"`);
     });
   }
 
@@ -152,8 +213,47 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     plans: file.plans ?? {},
     screening: file.screening ?? {},
     timezone,
+    derived,
     history: { minuteDays: file.history?.minute_days ?? DEFAULT_MINUTE_DAYS },
+    webhooks: { allowPrivate: file.webhooks?.allow_private ?? false, timeScale: envScale(env, 'NERKH_WEBHOOK_TIME_SCALE') },
+    frameAncestors: envFrameAncestors(env),
+    metricsToken: envMetricsToken(env),
   };
+}
+
+/** Each formula parsed; one that does not parse stops the start, naming it. Names are checked later, against the catalogue. */
+function derivedFormulas(raw: Record<string, string>): Record<string, Formula> {
+  const formulas: Record<string, Formula> = {};
+  for (const [name, text] of Object.entries(raw)) {
+    try {
+      formulas[name] = parseFormula(text);
+    } catch (error) {
+      if (error instanceof FormulaError) throw new ConfigError(`config: derived.${name}: "${text}": ${error.message}`);
+      throw error;
+    }
+  }
+  return formulas;
+}
+
+function envFrameAncestors(env: NodeJS.ProcessEnv): string {
+  const raw = env.NERKH_FRAME_ANCESTORS;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_FRAME_ANCESTORS;
+  try {
+    return parseFrameAncestors(raw);
+  } catch (error) {
+    throw new ConfigError(`environment: NERKH_FRAME_ANCESTORS: ${(error as Error).message}`);
+  }
+}
+
+/** RFC 6750's token characters; at least 16 of them, so the token is not guessable by a scraper's neighbour. */
+const METRICS_TOKEN = /^[A-Za-z0-9\-._~+/]{16,256}=*$/;
+
+/** The metrics token; an error never repeats it (it is a secret, and errors are printed). */
+function envMetricsToken(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.NERKH_METRICS_TOKEN;
+  if (raw === undefined || raw === '') return null;
+  if (!METRICS_TOKEN.test(raw)) throw new ConfigError('environment: NERKH_METRICS_TOKEN: expected 16 to 256 letters, digits or - . _ ~ + / (then any = padding), as a bearer token is written');
+  return raw;
 }
 
 function readConfigFile(path: string): ConfigFile {
@@ -172,21 +272,27 @@ function readConfigFile(path: string): ConfigFile {
   return validate(ConfigFileSchema, json, `config ${path}`);
 }
 
-/** Check `value` against `schema`; the error names the first offending field. */
+/** Check `value` against `schema`; the error names the first offending field, and for a choice the choices. */
 export function validate<T extends TSchema>(schema: T, value: unknown, label: string): Static<T> {
   if (Value.Check(schema, value)) return value as Static<T>;
-  const first = Value.Errors(schema, value).First();
+  const first = firstProblem(schema, value);
   // "/sources/0/max_age_seconds" → "sources[0].max_age_seconds"
   const field = first?.path ? first.path.slice(1).replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.') : '';
   throw new ConfigError(`${label}: ${field || '(root)'}: ${first?.message ?? 'invalid'}`);
 }
 
-function sourceFromFile(source: Static<typeof SourceSchema>, index: number, base: string): SourceConfig {
+function sourceFromFile(source: Static<typeof SourceSchema>, index: number, base: string, zone: ZoneTime): SourceConfig {
   const at = `config: sources[${index}]`;
+  if (source.type === 'manual') return manualSource(source, at);
   if (source.type === 'file' && !source.path) throw new ConfigError(`${at}.path: required for a file source`);
   if (source.type === 'http' && !source.url) throw new ConfigError(`${at}.url: required for an http source`);
   if (source.type === 'file' && source.url) throw new ConfigError(`${at}.url: not allowed on a file source`);
   if (source.type === 'http' && source.path) throw new ConfigError(`${at}.path: not allowed on an http source`);
+  for (const field of ['follow_redirects', 'allow_insecure'] as const) {
+    if (source.type === 'file' && source[field] !== undefined) throw new ConfigError(`${at}.${field}: not allowed on a file source`);
+  }
+  const refusal = source.url === undefined ? null : addressRefusal(source.url, source.allow_insecure ?? false);
+  if (refusal) throw new ConfigError(`${at}.url: source "${source.name}": ${refusal}`);
   const pollSeconds = source.poll_seconds ?? (source.type === 'file' ? 1 : 10);
   const config: SourceConfig = {
     name: source.name,
@@ -196,10 +302,44 @@ function sourceFromFile(source: Static<typeof SourceSchema>, index: number, base
     max_age_seconds: source.max_age_seconds ?? 300,
     poll_seconds: pollSeconds,
     timeout_seconds: source.timeout_seconds ?? 5,
+    max_bytes: source.max_bytes ?? DEFAULT_MAX_BYTES,
+    clock_skew_seconds: source.clock_skew_seconds ?? DEFAULT_CLOCK_SKEW_MS / 1000,
+    format: sourceFormat(source, at, zone),
   };
-  if (source.type === 'http') config.max_backoff_seconds = httpBackoff(source.max_backoff_seconds, pollSeconds, at);
-  else if (source.max_backoff_seconds !== undefined) throw new ConfigError(`${at}.max_backoff_seconds: not allowed on a file source (a file is watched, never backed off)`);
+  if (source.type === 'http') {
+    config.follow_redirects = source.follow_redirects ?? false;
+    config.allow_insecure = source.allow_insecure ?? false;
+    config.max_backoff_seconds = httpBackoff(source.max_backoff_seconds, pollSeconds, at);
+  } else if (source.max_backoff_seconds !== undefined) throw new ConfigError(`${at}.max_backoff_seconds: not allowed on a file source (a file is watched, never backed off)`);
   return config;
+}
+
+/** What a manual source may set: its prices come from `nerkh prices set`, nothing is read or fetched. */
+const MANUAL_FIELDS = new Set(['name', 'type', 'max_age_seconds']);
+/** How often the ingest leader looks whether a manual price changed (a change notice makes it look at once). */
+export const MANUAL_POLL_SECONDS = 0.5;
+
+/**
+ * A manual source: prices an operator sets, kept in the store. A price is
+ * fresh from when it was set until its expiry (`--expires`), or for
+ * `max_age_seconds` when that is set; without either it stays fresh until it
+ * is cleared or set again.
+ */
+function manualSource(source: Static<typeof SourceSchema>, at: string): SourceConfig {
+  for (const field of Object.keys(source)) {
+    if (!MANUAL_FIELDS.has(field)) throw new ConfigError(`${at}.${field}: not allowed on a manual source (its prices are set with \`nerkh prices set\`)`);
+  }
+  return { name: source.name, type: 'manual', max_age_seconds: source.max_age_seconds ?? Infinity, poll_seconds: MANUAL_POLL_SECONDS, timeout_seconds: 5 };
+}
+
+/** How the source's document is read, compiled once: a bad JSONPath, scale or ECB item stops the start, naming the source and the item. */
+function sourceFormat(source: Static<typeof SourceSchema>, at: string, zone: ZoneTime) {
+  try {
+    return compileFormat(source, zone);
+  } catch (error) {
+    if (error instanceof FormatConfigError) throw new ConfigError(`${at}.${error.field}: source "${source.name}": ${error.message}`);
+    throw error;
+  }
 }
 
 /** The longest wait between polls of a failing http source: never below its poll interval. */
@@ -226,6 +366,15 @@ function envInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`environment: ${name}: expected an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+/** A factor above 0 and at most 1; 1 unless set. */
+function envScale(env: NodeJS.ProcessEnv, name: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return 1;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 1) throw new ConfigError(`environment: ${name}: expected a number above 0 and at most 1, got "${raw}"`);
   return value;
 }
 

@@ -1,6 +1,8 @@
 import { loadConfig } from './config.js';
 import type { Role } from './roles/role.js';
-import { startRuntime } from './runtime.js';
+import { ListenError } from './runtime/listen-error.js';
+import { startRuntime } from './runtime/wiring.js';
+import { keyHintLines } from './runtime/start-hint.js';
 
 const DRAIN_LIMIT_MS = 9_000;
 /** A server starting beside its database gives it this long to come up. */
@@ -15,7 +17,10 @@ export async function serve(role: Role = 'all'): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   const runtime = await startRuntime(config, { storeWaitMs: STORE_WAIT_MS, role });
-  const address = await runtime.app.listen({ port: config.port, host: config.host });
+  const address = await runtime.app.listen({ port: config.port, host: config.host }).catch(async (error: NodeJS.ErrnoException) => {
+    await runtime.close().catch(() => {});
+    throw error.syscall === 'listen' ? new ListenError(config.host, config.port, error) : error;
+  });
   const shared = config.redisUrl ? `role ${role}, shared through Redis` : 'one process';
   console.log(`nerkh listening on ${address} (${shared}; ready in ${Date.now() - started} ms)`);
   void runtime.startBackground();
@@ -25,11 +30,9 @@ export async function serve(role: Role = 'all'): Promise<void> {
     console.log(`  demo account "demo" (plan pro) created; its API key, shown once:`);
     console.log(`  ${runtime.demoKey}`);
     console.log(`  try: export KEY=${runtime.demoKey}; curl -H "x-api-key: $KEY" ${address}/v1/rates/usd_free,coin_emami,gold_18k`);
-  } else {
-    // Only the first start on an empty store creates the demo account; later starts must say how to get a key.
-    const where = config.databaseUrl ? 'the database' : config.dataDir;
-    const why = config.demo ? `accounts already exist in ${where}` : 'a demo key is printed only for the built-in demo setup';
-    console.log(`  no key printed (${why}). Get one with \`npx nerkh keys issue demo\` (any account: \`npx nerkh accounts list\`), run from this directory with the same environment`);
+  } else if (role !== 'ingest') {
+    // Only the first start of the built-in setup on an empty store creates the demo account; other starts say how to get a key.
+    for (const line of keyHintLines(config, runtime.keyHint)) console.log(line);
   }
 
   let stopping = false;
@@ -56,3 +59,4 @@ export async function serve(role: Role = 'all'): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
+

@@ -11,7 +11,7 @@
  * process, in every full start measured. Making `nextTick` hot first, in a
  * few thousand calls over a few turns of the event loop (about 2 ms), leaves
  * it on the fast path: in the same measurement the slow path vanished in
- * every start (README, Performance).
+ * every start (docs/performance.md).
  */
 export async function settleNextTick(): Promise<void> {
   const nothing = (_turn: number): void => {};

@@ -17,6 +17,11 @@ export function identify(directory: AccessDirectory, header: string | string[] |
     if (!KEY_FORMAT.test(trimmed)) throw new ApiError('API_KEY_INVALID');
     access = directory.lookupKey(trimmed);
   }
+  return checkKeyLive(access, now);
+}
+
+/** A key found and not expired, else 401 API_KEY_INVALID (a revoked key is no longer found). */
+export function checkKeyLive(access: KeyAccess | undefined | null, now: number): KeyAccess {
   if (!access || (access.expiresAt !== null && access.expiresAt <= now)) throw new ApiError('API_KEY_INVALID');
   return access;
 }

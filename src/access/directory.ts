@@ -22,6 +22,8 @@ export interface AccountAccess {
 
 export interface KeyAccess {
   id: string;
+  /** The stored hash: what finds this key's entry again after a reload (an open stream re-checks by it). */
+  hash: string;
   /** Epoch ms, or null for no expiry. */
   expiresAt: number | null;
   account: AccountAccess;
@@ -41,9 +43,12 @@ export class AccessDirectory {
   private byKey = new Map<string, KeyAccess>();
   private byUsername = new Map<string, AccountAccess>();
   private revision = -1;
+  /** The last load's shared allowance, services and limit objects, reused by the next (see Interner). */
+  private interned: Interner | null = null;
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
   private again = false;
+  private readonly reloadListeners = new Set<() => void>();
 
   constructor(
     private readonly store: Store,
@@ -89,7 +94,7 @@ export class AccessDirectory {
     const [accounts, credentials] = await Promise.all([this.store.accounts.list(), this.store.keys.credentials()]);
     const byId = new Map<string, AccountAccess>();
     const byUsername = new Map<string, AccountAccess>();
-    const shared = new Interner();
+    const shared = new Interner(this.interned);
     for (const account of accounts) {
       const access = this.accessFor(account, shared);
       byId.set(account.id, access);
@@ -98,12 +103,24 @@ export class AccessDirectory {
     const byHash = new Map<string, KeyAccess>();
     for (const credential of credentials) {
       const account = byId.get(credential.account_id);
-      if (account) byHash.set(credential.hash, { id: credential.id, expiresAt: credential.expires_at, account });
+      if (account) byHash.set(credential.hash, { id: credential.id, hash: credential.hash, expiresAt: credential.expires_at, account });
     }
     this.byHash = byHash;
     this.byKey = new Map();
     this.byUsername = byUsername;
     this.revision = revision;
+    this.interned = shared;
+    for (const listener of this.reloadListeners) listener();
+  }
+
+  /**
+   * Called after every reload, once the new entries are in place: what holds
+   * access past one request (an open stream) checks itself again here.
+   * Listeners must not throw.
+   */
+  onReload(listener: () => void): () => void {
+    this.reloadListeners.add(listener);
+    return () => this.reloadListeners.delete(listener);
   }
 
   start(): void {
@@ -166,8 +183,18 @@ export class AccessDirectory {
  */
 class Interner {
   private readonly values = new Map<string, unknown>();
+
+  /**
+   * `previous`: the last load's values, taken over where an id is asked for
+   * again. An id spells out every input of its value (plans are fixed while
+   * the process runs), so a reload that changed nothing for an account hands
+   * it the same objects: streams grouped by allowance and caches keyed by it
+   * carry on, and only ids still in use are kept.
+   */
+  constructor(private readonly previous: Interner | null = null) {}
+
   get<T>(id: string, make: () => T): T {
-    if (!this.values.has(id)) this.values.set(id, make());
+    if (!this.values.has(id)) this.values.set(id, this.previous?.values.has(id) ? this.previous.values.get(id) : make());
     return this.values.get(id) as T;
   }
 }
@@ -188,5 +215,5 @@ export function allowanceFor(plan: Plan, selected: string[] | null, catalogue: C
 
 /** An account whose plan vanished from the config keeps working for nothing rather than failing loads. */
 function unknownPlan(name: string): Plan {
-  return { name, services: [], max_references: 0, default_references: [], refresh_interval_seconds: 60, requests_per_minute: 1, requests_per_day: 1, history_days: 0, max_streams: 0 };
+  return { name, services: [], max_references: 0, default_references: [], refresh_interval_seconds: 60, requests_per_minute: 1, requests_per_day: 1, history_days: 0, max_streams: 0, max_stream_seconds: 1, max_webhooks: 0 };
 }

@@ -9,6 +9,8 @@ export class MemorySnapshotBus implements SnapshotBus {
   private current: SharedSnapshot | null = null;
   private readonly listeners = new Set<(shared: SharedSnapshot) => void>();
   readonly healthy = true;
+  /** It only ever holds what this process built. */
+  readonly refused = 0;
 
   /**
    * `onListenerError` hears of a listener that threw (the others still get the snapshot).

@@ -1,4 +1,4 @@
-/** One live process, as `/v1/status` lists it (PRODUCT §10). */
+/** One live process, as `/v1/status` lists it (docs/api.md#status). */
 export interface NodeInfo {
   id: string;
   role: string;

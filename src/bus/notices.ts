@@ -1,10 +1,15 @@
-/** What changed in the store: every node reloads its key directory on any of them. */
-export const NOTICE_KINDS = ['accounts', 'keys', 'plans'] as const;
+/**
+ * What changed in the store: every node reloads its key directory on an
+ * account, key or plan change; the ingest leader rereads manual prices on a
+ * price change.
+ */
+export const NOTICE_KINDS = ['accounts', 'keys', 'plans', 'prices'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /**
- * Change notices: an account, key or plan change announced to every node, so
- * a revoked key stops working everywhere within 500 ms. Best effort: the
+ * Change notices: an account, key, plan or price change announced to every
+ * node, so a revoked key stops working everywhere within 500 ms and a price
+ * set by hand is served at once. Best effort: the
  * store's revision poll stays as the fallback for a notice that is lost.
  */
 export interface Notices {

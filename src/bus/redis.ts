@@ -8,6 +8,8 @@ import { deliver, type SharedSnapshot, type SnapshotBus } from './snapshot-bus.j
 import { decodeSnapshot, encodeSnapshot, versionOf } from './wire.js';
 
 const CHANNEL = 'snapshots';
+/** A stream of refused messages is logged at most this often (each line says how many so far). */
+const REFUSAL_LOG_MS = 60_000;
 
 /**
  * Publish one snapshot, fenced: only the holder of the leader lease's current
@@ -50,6 +52,8 @@ export class RedisSnapshotBus implements SnapshotBus {
   private readonly listeners = new Set<(shared: SharedSnapshot) => void>();
   private unsubscribe: (() => void) | null = null;
   private publishFailing = false;
+  private refusedCount = 0;
+  private refusalLoggedAt = -Infinity;
   private readonly time: RateTime;
   private readonly logger: Logger;
   private readonly lease: LeaderLease | undefined;
@@ -65,6 +69,10 @@ export class RedisSnapshotBus implements SnapshotBus {
 
   get healthy(): boolean {
     return this.link.healthy;
+  }
+
+  get refused(): number {
+    return this.refusedCount;
   }
 
   /** Resolves once the latest snapshot is loaded, or at once if Redis is unreachable (it is loaded on reconnect). */
@@ -128,11 +136,20 @@ export class RedisSnapshotBus implements SnapshotBus {
   private receive(message: string): void {
     const version = versionOf(message);
     if (version !== null && this.current && version <= this.current.snapshot.version) return;
+    let decoded: SharedSnapshot;
     try {
-      this.accept(decodeSnapshot(message, this.time, this.current));
+      decoded = decodeSnapshot(message, this.time, this.current);
     } catch (error) {
-      this.logger.warn({ part: 'bus', err: (error as Error).message }, 'snapshot message ignored');
+      // Refused whole: the last good snapshot goes on being served.
+      this.refusedCount++;
+      const now = Date.now();
+      if (now - this.refusalLoggedAt >= REFUSAL_LOG_MS) {
+        this.refusalLoggedAt = now;
+        this.logger.warn({ part: 'bus', err: (error as Error).message, refused: this.refusedCount }, 'snapshot message refused; serving the last good snapshot');
+      }
+      return;
     }
+    this.accept(decoded);
   }
 
   private accept(shared: SharedSnapshot): void {

@@ -35,6 +35,8 @@ export interface SnapshotBus {
   subscribe(listener: (shared: SharedSnapshot) => void): () => void;
   /** False while the bus cannot reach its backend (the status page shows it). */
   readonly healthy: boolean;
+  /** Messages refused since start: not a snapshot, or a field failing its check (only a bus fed by other processes has any). */
+  readonly refused: number;
   close(): Promise<void>;
 }
 

@@ -3,7 +3,12 @@ import type { KnownValue } from '../domain/resolve.js';
 import { prepareRate, type RateTime } from '../live/prepare.js';
 import type { PreparedRate } from '../live/snapshot.js';
 import type { SourceHealth } from '../sources/monitor.js';
+import { NO_DROPS } from '../sources/drops.js';
+import { NO_UNKNOWN_KEYS } from '../sources/unknown-keys.js';
 import type { SharedSnapshot } from './snapshot-bus.js';
+import { checkSnapshotMessage, WireError } from './wire-check.js';
+
+export { WireError } from './wire-check.js';
 
 /** Bumped when the wire form changes incompatibly; a node ignores a format it does not know. */
 export const WIRE_FORMAT = 1;
@@ -34,8 +39,6 @@ interface WireSnapshot {
   health: readonly SourceHealth[];
   last_known: [string, string, number, string][];
 }
-
-export class WireError extends Error {}
 
 /** The JSON of a shared snapshot without its version; it starts with `{` so a version can be put in front. */
 export function encodeSnapshot(shared: SharedSnapshot): string {
@@ -68,7 +71,9 @@ export function versionOf(message: string): number | null {
 }
 
 /**
- * Rebuild a shared snapshot from its message. Rates are prepared exactly as the
+ * Rebuild a shared snapshot from its message, after checking every field
+ * (wire-check.ts): a message that fails is refused whole with a `WireError`.
+ * Rates are prepared exactly as the
  * leader's engine prepared them (the same `prepareRate`), so every node writes
  * the same bytes; a rate that serialises as in `previous` keeps its prepared object.
  */
@@ -89,7 +94,8 @@ export function decodeSnapshot(message: string, time: RateTime, previous: Shared
   for (const [key, raw, updatedAt, source] of wire.last_known) lastKnown.set(key, { value: { raw, value: Number(raw), updatedAt }, source });
   return {
     snapshot: { version: wire.version, builtAt: wire.built_at, rates, lastUpdate: wire.last_update, counts: wire.counts },
-    health: wire.health,
+    // A leader of an earlier release sends no unknown_keys, format, mapped or dropped_reasons.
+    health: wire.health.map((health) => ({ ...health, unknown_keys: health.unknown_keys ?? NO_UNKNOWN_KEYS, format: health.format ?? 'nerkh', mapped: health.mapped ?? 0, dropped_reasons: health.dropped_reasons ?? NO_DROPS })),
     lastKnown,
     leader: wire.leader,
   };
@@ -117,19 +123,8 @@ function sameRate(a: Rate, b: Rate): boolean {
   );
 }
 
-/** The fields every later step relies on; the message comes from our own leader, so this guards against versions, not attackers. */
+/** A format this node does not know is refused as such (an upgrade in progress), before its fields are checked. */
 function checkShape(wire: WireSnapshot): void {
-  const ok =
-    typeof wire === 'object' &&
-    wire !== null &&
-    Number.isSafeInteger(wire.version) &&
-    typeof wire.leader === 'string' &&
-    typeof wire.built_at === 'number' &&
-    typeof wire.counts === 'object' &&
-    Array.isArray(wire.rates) &&
-    Array.isArray(wire.health) &&
-    Array.isArray(wire.last_known) &&
-    wire.rates.every((rate) => typeof rate?.key === 'string' && (rate.value === null || typeof rate.value === 'string'));
-  if (!ok) throw new WireError('snapshot message lacks a required field');
-  if (wire.format !== WIRE_FORMAT) throw new WireError(`snapshot format ${String(wire.format)} is not ${WIRE_FORMAT}`);
+  if (typeof wire === 'object' && wire !== null && wire.format !== WIRE_FORMAT) throw new WireError(`snapshot format ${String(wire.format)} is not ${WIRE_FORMAT}`);
+  checkSnapshotMessage(wire);
 }

@@ -1,4 +1,5 @@
 import type { Category, Reference } from '../domain/reference.js';
+import { NO_MATCH, parseQuery, SearchText } from '../domain/search.js';
 
 /** The validated reference data, indexed by key and alias (both lowercase). */
 export class Catalogue {
@@ -7,6 +8,8 @@ export class Catalogue {
   readonly popular: readonly string[];
   private readonly byName = new Map<string, Reference>();
   private readonly byKey = new Map<string, Reference>();
+  /** Per reference, in catalogue order: its search text and its place in the popularity order. */
+  private readonly searchable: { reference: Reference; text: SearchText; popularity: number }[];
 
   constructor(references: Reference[], popular: string[]) {
     this.references = references;
@@ -19,6 +22,12 @@ export class Catalogue {
     const ordered = new Set(popular.filter((key) => this.byKey.has(key)));
     for (const reference of references) ordered.add(reference.key);
     this.popular = [...ordered];
+    const popularity = new Map(this.popular.map((key, i) => [key, i]));
+    this.searchable = references.map((reference) => ({
+      reference,
+      text: new SearchText([reference.key, ...reference.aliases], [reference.title, reference.title_en]),
+      popularity: popularity.get(reference.key)!,
+    }));
   }
 
   /** A key or alias, any case, to its reference. */
@@ -36,5 +45,24 @@ export class Catalogue {
 
   inCategory(category: Category): Reference[] {
     return this.references.filter((reference) => reference.category === category);
+  }
+
+  /**
+   * The references matching a search (see domain/search.ts), best first: a
+   * key or alias equal to it, then a whole title, then names and titles
+   * starting with it, holding it, holding its words; within each, the more
+   * popular first. A query of separators only matches everything, in
+   * catalogue order.
+   */
+  search(text: string): Reference[] {
+    const query = parseQuery(text);
+    if (query === null) return [...this.references];
+    const matches: { reference: Reference; rank: number; popularity: number }[] = [];
+    for (const { reference, text: searchText, popularity } of this.searchable) {
+      const rank = searchText.rank(query);
+      if (rank !== NO_MATCH) matches.push({ reference, rank, popularity });
+    }
+    matches.sort((a, b) => a.rank - b.rank || a.popularity - b.popularity);
+    return matches.map((match) => match.reference);
   }
 }

@@ -84,6 +84,8 @@ export function accountCommands(program: Command): void {
     .option('--requests-per-minute <n>', 'override: requests per minute')
     .option('--requests-per-day <n>', 'override: requests per day, or "unlimited"')
     .option('--history-days <n>', 'override: days of history the account may read, or "unlimited"')
+    .option('--max-streams <n>', 'override: push streams the account may hold open at once (0 = none)')
+    .option('--max-webhooks <n>', 'override: webhook endpoints the account may register (0 = none)')
     .option('--clear-overrides', 'drop every per-account override')
     .option('--json', 'machine-readable output')
     .action((username: string, options: SetOptions) =>
@@ -126,6 +128,8 @@ interface SetOptions {
   requestsPerMinute?: string;
   requestsPerDay?: string;
   historyDays?: string;
+  maxStreams?: string;
+  maxWebhooks?: string;
   clearOverrides?: boolean;
   json?: boolean;
 }
@@ -177,6 +181,10 @@ function parseOverrides(options: SetOptions, base: PlanOverrides): PlanOverrides
   if (perDay !== undefined) base.requests_per_day = perDay;
   const historyDays = count('--history-days', options.historyDays, 0, true);
   if (historyDays !== undefined) base.history_days = historyDays;
+  const maxStreams = count('--max-streams', options.maxStreams, 0, false);
+  if (maxStreams !== undefined && maxStreams !== null) base.max_streams = maxStreams;
+  const maxWebhooks = count('--max-webhooks', options.maxWebhooks, 0, false);
+  if (maxWebhooks !== undefined && maxWebhooks !== null) base.max_webhooks = maxWebhooks;
   if (options.services !== undefined) {
     touched = true;
     const services = options.services.split(',').map((s) => s.trim()).filter(Boolean);

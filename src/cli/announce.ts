@@ -9,7 +9,7 @@ const CONNECT_WAIT_MS = 1000;
 
 /**
  * Tell every server of a change the command made, so each reloads its keys at
- * once (PRODUCT §10: within 500 ms) rather than at its next store poll. Only
+ * once (docs/operations.md#accounts-and-keys) rather than at its next store poll. Only
  * with `NERKH_REDIS_URL`; without it there is one server, which polls every
  * 500 ms. A notice that cannot be sent is one line on stderr, never a failure:
  * the change is made, and the poll picks it up.

@@ -1,56 +1,31 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ApiError } from '../domain/errors.js';
 import { Buckets, INTERVALS } from '../history/buckets.js';
-import { applyImport, ImportError, parseImport } from '../history/import.js';
 import { parseHistoryRange } from '../history/range.js';
 import { candleFragment, HistoryReader } from '../history/reader.js';
 import { withContext, type CliContext } from './context.js';
-import { printJson, UsageError } from './output.js';
-
-/** Bad lines printed before the rest are only counted. */
-const MAX_REPORTED_LINES = 100;
+import { importHistory, progressInterval } from './history-import.js';
+import { UsageError } from './output.js';
 
 export function historyCommands(program: Command): void {
   const history = program.command('history').description('the recorded history of rates: backfill and export');
 
   history
     .command('import <file>')
-    .description('backfill from a CSV: "key,time,value" (values served at a time) or "key,date,open,high,low,close" (daily candles); importing a file twice changes nothing')
+    .description(
+      'backfill from a CSV: "key,time,value" (values served at a time) or "key,date,open,high,low,close" (daily candles); written in short transactions a running server keeps working between; importing a file twice changes nothing',
+    )
+    .option('--progress <seconds>', 'a progress line on stderr every <seconds> (default: a live line on a terminal, otherwise every 5 s; 0: none)')
     .option('--json', 'machine-readable output')
-    .action((file: string, options: { json?: boolean }) =>
-      withContext(async (context) => {
-        let text: string;
-        try {
-          text = readFileSync(file, 'utf8');
-        } catch {
-          throw new UsageError(`cannot read ${file}`);
-        }
-        const { reader, buckets } = historyOf(context);
-        const now = context.time.now();
-        let parsed;
-        try {
-          parsed = parseImport(text, context.catalogue, buckets, now);
-        } catch (error) {
-          if (!(error instanceof ImportError)) throw error;
-          for (const problem of error.problems.slice(0, MAX_REPORTED_LINES)) console.error(`nerkh: ${file} line ${problem.line}: ${problem.message}`);
-          if (error.problems.length > MAX_REPORTED_LINES) console.error(`nerkh: … and ${error.problems.length - MAX_REPORTED_LINES} more bad lines`);
-          throw new UsageError(`${file}: ${error.message}`);
-        }
-        const summary = await applyImport(parsed, context.store.history, buckets, reader.minuteRetentionStart(now));
-        if (options.json) printJson(summary);
-        else {
-          const { minute, hour, day } = summary.candles;
-          const kept = summary.kept > 0 ? `; ${summary.kept} recorded candles kept as they were` : '';
-          console.log(`imported ${summary.rows} rows from ${file}: ${minute} minute, ${hour} hourly and ${day} daily candles written${kept}`);
-        }
-      }),
-    );
+    .action((file: string, options: { progress?: string; json?: boolean }) => {
+      const progressMs = progressInterval(options.progress);
+      return withContext((context) => importHistory(context, historyOf(context), file, { progressMs, json: options.json === true }));
+    });
 
   history
     .command('export <key>')
     .description('print the candles of one reference')
-    .option('--from <when>', 'first candle: a date, a Jalali date (1405-08-10) or a date-time with an offset (default: 30 candles back)')
+    .option('--from <when>', 'first candle: a date, a Jalali date (1405/08/10) or a date-time with an offset (default: 30 candles back)')
     .option('--to <when>', 'last candle (default: now); a date includes that whole day')
     .option('--interval <interval>', `candle length: ${INTERVALS.join(', ')}`, '1d')
     .option('--format <format>', 'csv or json', 'csv')

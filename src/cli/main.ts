@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { CatalogueError } from '../catalogue/load.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { ROLES, type Role } from '../roles/role.js';
+import { ListenError } from '../runtime/listen-error.js';
 import { describeStoreError, StoreUnavailableError } from '../store/errors.js';
 import { accountCommands } from './accounts.js';
 import { describeSetup } from './context.js';
@@ -11,7 +12,9 @@ import { historyCommands } from './history.js';
 import { keyCommands } from './keys.js';
 import { SetupError, UsageError } from './output.js';
 import { planCommands } from './plans.js';
+import { priceCommands } from './prices.js';
 import { usageCommand } from './usage.js';
+import { webhookCommands } from './webhooks.js';
 
 const program = new Command('nerkh')
   .description('Nerkh market rates service')
@@ -54,15 +57,17 @@ program
 accountCommands(program);
 keyCommands(program);
 planCommands(program);
+priceCommands(program);
 usageCommand(program);
 historyCommands(program);
+webhookCommands(program);
 demoFeedCommand(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
-  if (error instanceof UsageError || error instanceof SetupError || error instanceof ConfigError || error instanceof CatalogueError || error instanceof StoreUnavailableError) {
+  if (error instanceof UsageError || error instanceof SetupError || error instanceof ConfigError || error instanceof CatalogueError || error instanceof StoreUnavailableError || error instanceof ListenError) {
     console.error(`nerkh: ${error.message}`);
     process.exit(error instanceof UsageError ? 1 : 2);
   }

@@ -32,7 +32,7 @@ export function usageCommand(program: Command): void {
         printTable(report.services.map((s) => ({ ...s, share: `${(s.share * 100).toFixed(1)}%` })), ['service', 'requests', 'share']);
         if (report.errors.length > 0) {
           console.log('');
-          printTable(report.errors.slice(0, 20), ['at', 'service', 'http_status', 'error', 'path']);
+          printTable(report.errors.slice(0, 20), ['at', 'service', 'http_status', 'error', 'count', 'path']);
         }
       }),
     );

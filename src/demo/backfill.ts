@@ -4,8 +4,7 @@ import { rollUp, type Candle } from '../domain/candle.js';
 import type { ZoneTime } from '../domain/time.js';
 import { Buckets } from '../history/buckets.js';
 import type { Logger } from '../log.js';
-import type { DaySeed } from '../live/market-day.js';
-import type { Grain, HistoryRepository, StoredCandle } from '../store/history.js';
+import type { HistoryRepository, StoredCandle } from '../store/history.js';
 import { gaussian, LEVELS_FILE, roundLike } from './feeder.js';
 
 const MINUTE = 60_000;
@@ -21,20 +20,12 @@ const MAX_REST_MS = 100;
 /** The feeder writes every 2 s: about this many values a minute. */
 const POINTS_PER_MINUTE = 30;
 
-/** Who continues the past once it is written: the recorder and the engine of the process that writes it. */
-export interface PastContinuation {
-  /** The recorder: candles of the minute, hour or day its recording began in (see `HistoryRecorder.absorbPast`). */
-  recorder: { absorbPast(rows: readonly StoredCandle[]): StoredCandle[]; readonly fenceEpoch: number | null };
-  /** The engine: the earlier part of today's market day and yesterday's close. */
-  engine: { prependDays(seeds: ReadonlyMap<string, DaySeed>): void };
-}
-
 export interface BackfillOptions {
-  /** Where the past ends: the moment recording began (now, when nothing records). */
+  /** Where the past ends: the moment recording begins (default now). */
   until?: number;
   random?: () => number;
-  /** Given when the process already records: the candles it started continue the past's. */
-  continuation?: PastContinuation;
+  /** The writing leader's lease epoch: the past's writes are fenced like the recorder's (null: not fenced). */
+  epoch?: number | null;
   /** Asked between chunks: true stops the backfill (the process is closing). */
   stopped?: () => boolean;
 }
@@ -65,10 +56,15 @@ export async function backfillDemoHistory(repository: HistoryRepository, catalog
  * milliseconds), then a rest as long as the chunk took, so requests, timers
  * and sockets get at least half of the loop meanwhile. The caller checks
  * that the history was empty before anything was recorded.
+ *
+ * The candles go through the history repository like any other writer's: a
+ * recorder that starts before the past is written loads it once it is
+ * there (`HistoryRecorder.load`) and continues its current candles, as after
+ * a restart, and hands the engine the market days it read.
  */
 export async function writeDemoPast(repository: HistoryRepository, catalogue: Catalogue, time: ZoneTime, logger: Logger, options: BackfillOptions = {}): Promise<BackfillSummary | null> {
   const random = options.random ?? Math.random;
-  const started = Date.now();
+  const started = performance.now();
   const levels = JSON.parse(readFileSync(LEVELS_FILE, 'utf8')) as Record<string, number>;
   const buckets = new Buckets(time);
   const until = options.until ?? time.now();
@@ -78,9 +74,6 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
   const hourlyFrom = buckets.start(until - HOURLY_DAYS * DAY, '1d');
   const hourStarts = steps(hourlyFrom, minuteStarts[0]!, (at) => buckets.next(at, '1h'));
   const dayStarts = steps(buckets.start(until - BACKFILL_DAYS * DAY, '1d'), hourlyFrom, (at) => buckets.next(at, '1d'));
-  // The hour and day `until` falls in are the ones recording began in: their candles continue these.
-  const recording: Record<Grain, number> = { minute: thisMinute, hour: buckets.start(until, '1h'), day: buckets.start(until, '1d') };
-  const seeds = new Map<string, DaySeed>();
   const summary: BackfillSummary = { candles: 0, chunks: 0, longestChunkCpuMs: 0 };
 
   for (const reference of catalogue.references) {
@@ -103,18 +96,9 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
     for (const candle of minutes) rows.push({ grain: 'minute', reference: reference.key, candle });
     for (const candle of hourly) rows.push({ grain: 'hour', reference: reference.key, candle });
     for (const candle of daily) rows.push({ grain: 'day', reference: reference.key, candle });
-    const today = daily.at(-1)!;
-    if (today.start === recording.day) {
-      const yesterday = daily.at(-2);
-      seeds.set(reference.key, { day: time.day(today.start), open: today.open, high: today.high, low: today.low, close: today.close, prevClose: yesterday?.close ?? null });
-    }
-
-    const overlapping = rows.filter((row) => row.candle.start >= recording[row.grain]);
-    const past = rows.filter((row) => row.candle.start < recording[row.grain]);
-    const rest = options.continuation ? options.continuation.recorder.absorbPast(overlapping) : overlapping;
     // The settled past changes: readers' caches of it look again.
     // Fenced like the recorder's own writes: a leadership that lost its lease stops here.
-    const written = repository.write([...past, ...rest], true, options.continuation?.recorder.fenceEpoch ?? null);
+    const written = repository.write(rows, true, options.epoch ?? null);
     // Up to the write's first wait: with SQLite, the whole chunk.
     const used = process.cpuUsage(cpu);
     await written;
@@ -124,8 +108,7 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
     // Rest as long as the chunk took: at most half of the event loop goes to the past, the rest to serving.
     await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_REST_MS, performance.now() - began)));
   }
-  options.continuation?.engine.prependDays(seeds);
-  logger.info({ part: 'demo', ...summary, ms: Date.now() - started }, `demo: history backfilled for the last ${BACKFILL_DAYS} days`);
+  logger.info({ part: 'demo', ...summary, ms: Math.round(performance.now() - started) }, `demo: history backfilled for the last ${BACKFILL_DAYS} days`);
   return summary;
 }
 

@@ -78,3 +78,8 @@ export function isPositiveDecimal(text: string): boolean {
   return isDecimalText(text) && new Big(text).gt(0);
 }
 
+
+/** A decimal's normal plain form: no leading or trailing zeros that say nothing (`007.50` → `7.5`, `0.0` → `0`). */
+export function normalDecimal(text: string): string {
+  return new Big(text).toFixed();
+}

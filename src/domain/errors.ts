@@ -1,4 +1,4 @@
-/** The fixed vocabulary of failures (PRODUCT §2); one table maps each to its HTTP status. */
+/** The fixed vocabulary of failures (docs/api.md#errors); one table maps each to its HTTP status. */
 export const ERROR_STATUS = {
   BAD_REQUEST: 400,
   INVALID_KEYS: 400,

@@ -8,6 +8,12 @@ export interface SourceValue {
   value: number;
   /** Epoch milliseconds. */
   updatedAt: number;
+  /**
+   * When the value stops being fresh whatever its source's max age (epoch ms):
+   * a manual price's expiry, a derived value's first stale input. Absent: only
+   * the max age decides.
+   */
+  expiresAt?: number;
 }
 
 /** What failover decides for one reference: the value served now and where it came from. */
@@ -38,7 +44,7 @@ export interface RateTime {
 }
 
 /**
- * The market day of a rate (PRODUCT §8), in the configured zone's calendar
+ * The market day of a rate (docs/api.md#detail), in the configured zone's calendar
  * day: JSON number text, exact; null when not known. `change_percent` has two
  * decimals.
  */
@@ -82,10 +88,10 @@ export function serialiseRate(rate: Rate, time: RateTime): string {
 }
 
 /**
- * The legacy feed's entry for a rate, with the Jalali date of its update. Old
+ * The webservice feed's entry for a rate, with the Jalali date of its update. Old
  * boards read a fixed shape, so `stale_seconds` is always there (null while fresh).
  */
-export function serialiseLegacyEntry(rate: Rate, time: RateTime): string {
+export function serialiseWebserviceEntry(rate: Rate, time: RateTime): string {
   const at = rate.updated_at;
   return (
     `{"title":${JSON.stringify(rate.title)},"value":${number(rate.value)},"unit":${JSON.stringify(rate.unit)}` +

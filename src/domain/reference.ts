@@ -33,7 +33,7 @@ export type PerUnit = (typeof PER_UNITS)[number];
 /** An ISO 4217 code: the price's currency (`XXX` for an index, which has none). */
 export const CURRENCY_PATTERN = /^[A-Z]{3}$/;
 
-/** The pattern every reference key and alias follows (PRODUCT §2, INVALID_KEYS). */
+/** The pattern every reference key and alias follows (docs/api.md#errors, INVALID_KEYS). */
 export const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** One entry of the catalogue: what a number means, never the number itself. */

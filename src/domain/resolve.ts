@@ -9,6 +9,8 @@ export interface SourceView {
   healthy: boolean;
   maxAgeMs: number;
   items: ReadonlyMap<string, SourceValue>;
+  /** Why the source dropped a catalogue source key of its document (a reason code), for `expand=sources`; absent: none. */
+  dropped?: ReadonlyMap<string, string>;
 }
 
 export interface KnownValue {
@@ -33,9 +35,14 @@ export interface Resolution {
   hold: JumpHold | undefined;
 }
 
-/** A value may serve as fresh only if it is younger than its source's max age. */
+/** A value may serve as fresh only if it is younger than its source's max age, and not past its own expiry. */
 export function isFresh(value: SourceValue, maxAgeMs: number, now: number): boolean {
-  return now - value.updatedAt <= maxAgeMs;
+  return now - value.updatedAt <= maxAgeMs && (value.expiresAt === undefined || now < value.expiresAt);
+}
+
+/** The first moment (epoch ms) a value is no longer fresh: one past its max age, or its own expiry. */
+export function staleFrom(value: SourceValue, maxAgeMs: number): number {
+  return Math.min(value.updatedAt + maxAgeMs + 1, value.expiresAt ?? Infinity);
 }
 
 /** Whether a value lies inside its reference's sanity band (inclusive; an absent bound is open). */

@@ -1,5 +1,5 @@
 /**
- * Screening of fresh source values before one is served (PRODUCT §7): rules
+ * Screening of fresh source values before one is served (docs/reliability.md#what-is-never-served): rules
  * on plain numbers, so the resolver stays pure and each rule is tested alone.
  * The numeric readings are only compared here; the served digits are the
  * source's own text.

@@ -93,9 +93,19 @@ export class ZoneTime {
 
   /** Epoch ms of 00:00 of a calendar date in the zone (for date-only input such as key expiry). */
   startOfDay(year: number, month: number, day: number): number {
-    const utcMidnight = Date.UTC(year, month - 1, day);
-    const guess = utcMidnight - this.offsetMinutes(utcMidnight) * 60_000;
-    return utcMidnight - this.offsetMinutes(guess) * 60_000;
+    return this.localToEpoch(year, month, day);
+  }
+
+  /**
+   * Epoch ms of a wall-clock time in the zone (a feed's naive local time).
+   * The offset is looked up at a first guess and again at the instant it
+   * gives, so a time just after a change of offset lands right; a time that
+   * does not exist (skipped by a spring-forward) reads as the instant after.
+   */
+  localToEpoch(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, ms = 0): number {
+    const wall = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+    const guess = wall - this.offsetMinutes(wall) * 60_000;
+    return wall - this.offsetMinutes(guess) * 60_000;
   }
 
   /** Solar Hijri (Jalali) date in the zone, `1405/08/30`; cached per calendar day. */

@@ -1,7 +1,7 @@
 import Big from 'big.js';
 import type { Rate } from './rate.js';
 
-/** How prices in rial are shown (PRODUCT §7): as given, or in toman (÷ 10). */
+/** How prices in rial are shown (docs/api.md#units-and-precision): as given, or in toman (÷ 10). */
 export const RATE_UNITS = ['rial', 'toman'] as const;
 export type RateUnit = (typeof RATE_UNITS)[number];
 export const DEFAULT_RATE_UNIT: RateUnit = 'rial';

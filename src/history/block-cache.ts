@@ -1,60 +1,46 @@
+import { LRUCache } from 'lru-cache';
+import { ENTRY_OVERHEAD_BYTES } from '../domain/cache-size.js';
+import { fnv1a } from '../domain/hash.js';
+
 /** A run of rendered candles: their starts (ascending) and JSON text, with a fingerprint of the text. */
 export interface CandleBlock {
-  starts: number[];
+  readonly starts: readonly number[];
   /** The candle objects joined by commas; one string, so the cache holds one object per block, not one per candle. */
-  json: string;
+  readonly json: string;
   /** Where each candle's object ends in `json`. */
-  ends: number[];
-  hash: number;
+  readonly ends: readonly number[];
+  readonly hash: number;
   /** For a block still open at the time it was loaded: the recorder's version of the reference then. */
-  liveVersion: number | null;
+  readonly liveVersion: number | null;
+}
+
+/** Every settled block without candles is this one object: such an entry costs its key and a slot, nothing more. */
+export const EMPTY_SETTLED_BLOCK: CandleBlock = Object.freeze({ starts: Object.freeze([]), json: '', ends: Object.freeze([]), hash: fnv1a(''), liveVersion: null });
+
+export interface BlockCacheBounds {
+  maxBytes: number;
+  maxBlocks: number;
 }
 
 /**
- * Rendered candle blocks, least recently used first out, bounded by the
- * number of candles held (a candle's fragment is about 150 bytes). A plain
- * Map keeps insertion order, so re-inserting on use is the whole LRU.
+ * Some 40 MB, about 250,000 candles; and at most 5,000 blocks, which a full
+ * cache of 250-candle blocks never nears (about 1,000 of them fill the
+ * bytes), so the count binds only on runs of small or empty blocks.
  */
-export class BlockCache {
-  private readonly blocks = new Map<string, CandleBlock>();
-  private held = 0;
+export const BLOCK_CACHE_BOUNDS: BlockCacheBounds = { maxBytes: 40 * 1024 * 1024, maxBlocks: 5_000 };
 
-  constructor(private readonly maxCandles: number) {}
+/**
+ * What a block costs in memory, roughly: its text (candle JSON is ASCII, a
+ * byte a character), a start and an end per candle (8 bytes each), its key
+ * and the entry itself, so an empty block costs something too.
+ */
+export function blockBytes(key: string, block: CandleBlock): number {
+  return ENTRY_OVERHEAD_BYTES + key.length + block.json.length + block.starts.length * 16;
+}
 
-  get size(): number {
-    return this.held;
-  }
-
-  get(key: string): CandleBlock | undefined {
-    const block = this.blocks.get(key);
-    if (block) {
-      this.blocks.delete(key);
-      this.blocks.set(key, block);
-    }
-    return block;
-  }
-
-  set(key: string, block: CandleBlock): void {
-    this.delete(key);
-    if (block.starts.length > this.maxCandles) return;
-    this.blocks.set(key, block);
-    this.held += block.starts.length;
-    for (const [oldest, old] of this.blocks) {
-      if (this.held <= this.maxCandles) break;
-      this.blocks.delete(oldest);
-      this.held -= old.starts.length;
-    }
-  }
-
-  delete(key: string): void {
-    const old = this.blocks.get(key);
-    if (!old) return;
-    this.blocks.delete(key);
-    this.held -= old.starts.length;
-  }
-
-  clear(): void {
-    this.blocks.clear();
-    this.held = 0;
+/** Rendered candle blocks, least recently used first out, bounded in bytes and in blocks. */
+export class BlockCache extends LRUCache<string, CandleBlock> {
+  constructor(bounds: BlockCacheBounds = BLOCK_CACHE_BOUNDS) {
+    super({ max: bounds.maxBlocks, maxSize: bounds.maxBytes, sizeCalculation: (block, key) => blockBytes(key, block) });
   }
 }

@@ -8,18 +8,26 @@ export const MAX_CANDLES = 1000;
 /** Defaults: this many candles back from `to`. */
 export const DEFAULT_CANDLES = 30;
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** A calendar date, `-` or `/` between its parts: 2026-11-01, 1405/08/10, 1405-8-10. */
+const DATE = /^(\d{4})([-/])(\d{1,2})\2(\d{1,2})$/;
 /** Years below this are Solar Hijri (Jalali): 1405 is Jalali, 2026 Gregorian. */
 const FIRST_GREGORIAN_YEAR = 1700;
-const FORMS = 'a date (2026-11-01), a Jalali date (1405-08-10) or a date-time with an offset (2026-11-01T10:00:00+03:30)';
+/**
+ * A date-time whose offset has a space for its sign: an unencoded `+` in a
+ * query string is decoded as a space (`…T14:30:00 03:30`). Nothing else can
+ * stand there, so it is read as the `+` it was.
+ */
+const SPACE_FOR_PLUS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?) (\d{2}:?\d{2})$/;
+const FORMS = 'a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10) or a date-time with an offset (2026-11-01T10:00:00+03:30)';
 
 /** A point in time as a caller wrote it: an instant, or a calendar day in the zone. */
 export type TimeInput = { instant: number } | { day: [number, number, number] };
 
-/** `2026-11-01`, `1405-08-10` (Jalali) or `2026-11-01T10:00:00+03:30`; the error names the parameter. */
+/** `2026-11-01`, `1405/08/10` or `1405-08-10` (Jalali), or `2026-11-01T10:00:00+03:30`; the error names the parameter. */
 export function parseTimeInput(name: string, text: string): TimeInput {
   const input = readTimeInput(text);
-  if ('error' in input) throw invalid(name, input.error);
+  // An unencoded `+` arrives as a space: say so, since the text the caller sent has a `+` in it.
+  if ('error' in input) throw invalid(name, text.includes(' ') ? `${input.error} (in a URL a "+" must be sent as %2B: unencoded, it arrives as a space)` : input.error);
   return input;
 }
 
@@ -27,14 +35,15 @@ export function parseTimeInput(name: string, text: string): TimeInput {
 export function readTimeInput(text: string): TimeInput | { error: string } {
   const date = DATE.exec(text);
   if (date) {
-    const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])];
+    const [year, month, day] = [Number(date[1]), Number(date[3]), Number(date[4])];
     if (year < FIRST_GREGORIAN_YEAR) {
       const gregorian = gregorianOfJalali(year, month, day);
       return gregorian ? { day: gregorian } : { error: `${JSON.stringify(text)} is not a date of the Jalali calendar` };
     }
     return isCalendarDate(year, month, day) ? { day: [year, month, day] } : { error: `${JSON.stringify(text)} is not a calendar date` };
   }
-  const parsed = parseIsoDateTime(text, true);
+  const spaced = SPACE_FOR_PLUS.exec(text);
+  const parsed = parseIsoDateTime(spaced ? `${spaced[1]}+${spaced[2]}` : text, true);
   return parsed ? { instant: parsed.ms } : { error: `${JSON.stringify(text.slice(0, 40))} is not ${FORMS}` };
 }
 
@@ -59,14 +68,18 @@ export interface HistoryRange {
  * Read `interval`, `from` and `to`: a day means the whole day in the zone;
  * `from` is taken back to the start of its candle and `to` forward to the
  * end of its candle, so the candles holding either end are included.
- * Defaults: `1d`, up to now, 30 candles. Too wide a range, or minute-based
- * candles older than the minute retention, are refused naming the parameter.
+ * Defaults: `1d`, up to now, 30 candles. A `to` later than now means now (no
+ * candle starts after now, so the answer is the same, and a range is never
+ * read past the candle holding now); a `from` later than now is refused. Too
+ * wide a range, or minute-based candles older than the minute retention, are
+ * refused naming the parameter.
  */
 export function parseHistoryRange(query: HistoryQuery, now: number, buckets: Buckets, minuteRetentionStart: number, maxCandles = MAX_CANDLES): HistoryRange {
   const interval = (query.interval ?? '1d') as Interval;
   if (!INTERVALS.includes(interval)) throw new ApiError('INVALID_PARAMETER', `Query parameter "interval" must be one of: ${INTERVALS.join(', ')}.`);
   const toInput = query.to === undefined ? { instant: now } : parseTimeInput('to', query.to);
-  const end = 'instant' in toInput ? toInput.instant + 1 : buckets.startOfDate(toInput.day[0], toInput.day[1], toInput.day[2] + 1);
+  const asked = 'instant' in toInput ? toInput.instant + 1 : buckets.startOfDate(toInput.day[0], toInput.day[1], toInput.day[2] + 1);
+  const end = Math.min(asked, now + 1);
   const last = buckets.start(end - 1, interval);
   const to = buckets.next(last, interval);
   let from: number;
@@ -75,6 +88,7 @@ export function parseHistoryRange(query: HistoryQuery, now: number, buckets: Buc
   } else {
     const fromInput = parseTimeInput('from', query.from);
     const at = 'instant' in fromInput ? fromInput.instant : buckets.startOfDate(...fromInput.day);
+    if (at > now) throw invalid('from', 'it lies in the future');
     from = buckets.start(at, interval);
   }
   if (from >= to) throw invalid('from', 'it must be before "to"');
@@ -91,13 +105,18 @@ export function parseHistoryRange(query: HistoryQuery, now: number, buckets: Buc
 
 /**
  * `at=`: an instant, or for a date the end of that day (the day's closing
- * values); never in the future.
+ * values; today's: now). Never in the future: a later instant or date is
+ * refused rather than answered with today's value.
  */
 export function parseAt(text: string, now: number, buckets: Buckets): number {
   const input = parseTimeInput('at', text);
-  const at = 'instant' in input ? input.instant : Math.min(now, buckets.startOfDate(input.day[0], input.day[1], input.day[2] + 1) - 1);
-  if (at > now) throw invalid('at', 'it lies in the future');
-  return at;
+  if ('instant' in input) {
+    if (input.instant > now) throw invalid('at', `${text} lies in the future`);
+    return input.instant;
+  }
+  const [year, month, day] = input.day;
+  if (buckets.startOfDate(year, month, day) > now) throw invalid('at', `${text} lies in the future (today is ${buckets.time.day(now)})`);
+  return Math.min(now, buckets.startOfDate(year, month, day + 1) - 1);
 }
 
 /**

@@ -1,30 +1,32 @@
-import { candleInToman, rollUp, type Candle } from '../domain/candle.js';
+import type { Candle } from '../domain/candle.js';
 import { ApiError } from '../domain/errors.js';
-import { combineHash, fnv1a } from '../domain/hash.js';
+import { WorkerFailedError } from '../store/errors.js';
 import type { StoreHealth } from '../store/health.js';
-import type { Grain, HistoryRepository } from '../store/history.js';
-import { BlockCache, type CandleBlock } from './block-cache.js';
-import { GRAIN_OF, INTERVAL_OF, nominalMs, type Buckets, type Interval } from './buckets.js';
+import type { Grain, HistoryRepository, StoreLocation } from '../store/history.js';
+import { BLOCK_CACHE_BOUNDS, type BlockCacheBounds } from './block-cache.js';
+import { INTERVAL_OF, type Buckets, type Interval } from './buckets.js';
 import { StoredActivity } from './activity.js';
+import { RangeRenderer, type CandleSource, type RenderedCandles } from './range-render.js';
+import { StoredNewest, type RecordingState } from './recording-state.js';
 import type { HistoryRecorder } from './recorder.js';
 
+export { candleFragment, StartTexts, type RenderedCandles } from './range-render.js';
+
 const DAY_MS = 86_400_000;
-/** Candles per cached block (nominal): a 1,000-candle range touches four or five blocks, so a miss reads little beyond it. */
-const BLOCK_CANDLES = 250;
-/** A block that ended this long ago is settled: every candle in it has been written. */
-const SETTLED_MS = 60_000;
 /** How often the store's history revision is checked (an import in another process changes the past). */
 const REVISION_CHECK_MS = 2_000;
-/** Rendered candles kept in memory: some 40 MB. */
-export const MAX_CACHED_CANDLES = 250_000;
 
-/** Candles of a range as JSON, ready to put in a body. */
-export interface RenderedCandles {
-  /** The candle objects joined by commas (no brackets). */
-  json: string;
-  count: number;
-  /** Changes whenever the candles do. */
-  hash: number;
+/**
+ * What a range of one reference is rendered from as of now, for a renderer
+ * with a block cache of its own (a render worker): its cache must be
+ * emptied when `generation` moves, and its open block kept only while
+ * `liveVersion` (null: this process does not record) stays the same.
+ */
+export interface RangeFreshness {
+  generation: number;
+  liveVersion: number | null;
+  /** The recorder's newest candles of the reference at a grain, laid over the stored ones. */
+  recent(grain: Grain): Candle[];
 }
 
 /**
@@ -33,18 +35,22 @@ export interface RenderedCandles {
  * necessarily written yet) are laid over what the store returns, so a query
  * sees every value served up to now. A store that does not answer is a 503.
  *
- * Rendered candles are cached in blocks of about 500: a block of the settled
- * past until the history revision moves (an import, a late batch); the block
- * still open until the recorder records a new value of its reference (a
- * process that does not record reads it afresh every time).
+ * Rendered candles are cached in blocks (see RangeRenderer), emptied when
+ * the history revision moves (an import, a late batch) or the recorder
+ * changes. Where history answers are rendered in worker threads, each has a
+ * block cache of its own: `freshness` tells it what this one knows (the
+ * generation of the cache, the recorder's version and newest candles).
  */
 export class HistoryReader {
-  private readonly cache: BlockCache;
+  private readonly renderer: RangeRenderer;
+  /** Moves whenever the block cache is emptied (a new history revision, a new recorder): render workers empty theirs too. */
+  private generation = 0;
   private revision = -1;
   private revisionCheckedAt = -Infinity;
   private readonly recorderOf: () => HistoryRecorder | null;
   private lastRecorder: HistoryRecorder | null = null;
   private readonly storedActivity: StoredActivity;
+  private readonly storedNewest: StoredNewest;
 
   constructor(
     private readonly repository: HistoryRepository,
@@ -52,10 +58,11 @@ export class HistoryReader {
     private readonly health: StoreHealth,
     readonly minuteDays: number,
     recorder: HistoryRecorder | null | (() => HistoryRecorder | null) = null,
-    maxCachedCandles = MAX_CACHED_CANDLES,
+    cacheBounds: BlockCacheBounds = BLOCK_CACHE_BOUNDS,
   ) {
-    this.cache = new BlockCache(maxCachedCandles);
+    this.renderer = new RangeRenderer(buckets, cacheBounds);
     this.storedActivity = new StoredActivity(repository, () => health.reachable);
+    this.storedNewest = new StoredNewest(repository, () => health.reachable);
     this.recorderOf = typeof recorder === 'function' ? recorder : () => recorder;
   }
 
@@ -68,7 +75,7 @@ export class HistoryReader {
     const recorder = this.recorderOf();
     if (recorder !== this.lastRecorder) {
       this.lastRecorder = recorder;
-      this.cache.clear();
+      this.clearBlocks();
     }
     return recorder;
   }
@@ -82,18 +89,29 @@ export class HistoryReader {
     return this.recorder ? this.recorder.activity.series(source, now) : this.storedActivity.series(source, now);
   }
 
+  /**
+   * Candle recording as this node sees it: the recorder's own last write where
+   * this process records and has written, else the store's newest candle (read
+   * in the background; null until the first read lands).
+   */
+  recording(now: number): RecordingState {
+    const recorder = this.recorder;
+    return {
+      minuteDays: this.minuteDays,
+      lastWritten: recorder?.lastWritten ?? this.storedNewest.value(now),
+      recording: recorder !== null,
+      pending: recorder?.backlog().pendingCandles ?? 0,
+    };
+  }
+
   /** Minute candles are kept from here on. */
   minuteRetentionStart(now: number): number {
     return now - this.minuteDays * DAY_MS;
   }
 
   /** A reference's candles of `interval` starting in [from, to), oldest first; empty intervals are absent. */
-  async candles(reference: string, interval: Interval, from: number, to: number): Promise<Candle[]> {
-    const grain = GRAIN_OF[interval];
-    const stored = await this.read(() => this.repository.range(grain, reference, from, to));
-    const rows = this.recorder ? overlay(stored, this.recorder.recent(reference, grain), from, to) : stored;
-    if (interval === INTERVAL_OF[grain]) return rows;
-    return rollUp(rows, this.buckets.bucketer(interval));
+  candles(reference: string, interval: Interval, from: number, to: number): Promise<Candle[]> {
+    return this.renderer.candles(this.source(reference), reference, interval, from, to);
   }
 
   /**
@@ -104,88 +122,91 @@ export class HistoryReader {
    */
   async rendered(reference: string, interval: Interval, from: number, to: number, now: number, toman = false): Promise<RenderedCandles> {
     await this.checkRevision(now);
-    const span = nominalMs(interval) * BLOCK_CANDLES;
-    const parts: string[] = [];
-    let count = 0;
-    let hash = fnv1a(`${reference} ${interval} ${from} ${to}${toman ? ' toman' : ''}`);
-    for (let blockStart = Math.floor(from / span) * span; blockStart < to; blockStart += span) {
-      const block = await this.block(reference, interval, blockStart, blockStart + span, now, toman);
-      const first = lowerBound(block.starts, from);
-      const end = lowerBound(block.starts, to);
-      if (end > first) {
-        // One slice of the block's text per block: no string per candle is made or joined.
-        parts.push(first === 0 && end === block.starts.length ? block.json : block.json.slice(first === 0 ? 0 : block.ends[first - 1]! + 1, block.ends[end - 1]));
-        count += end - first;
-      }
-      hash = combineHash(hash, block.hash);
-    }
-    return { json: parts.join(','), count, hash };
+    return this.renderer.rendered(this.source(reference), reference, interval, from, to, now, toman);
   }
 
   /**
-   * The candle whose close was being served at `at`: of the minute candle
-   * holding `at` (or the last before it) and the last hourly and daily
-   * candles that ended by `at`, the one that ended last (the finer one on a
-   * tie). Where none is found, the hourly, then daily, candle holding `at`.
-   * So the answer is exact to the minute where minute candles are kept, and
-   * otherwise the close of the last hour (or day) that ended before `at`.
+   * What a render worker needs to render a range of `reference` as this
+   * process sees it now (the revision checked first, as `rendered` does).
+   * A store known to be away fails at once.
+   */
+  async freshness(reference: string, now: number): Promise<RangeFreshness> {
+    await this.checkRevision(now);
+    if (!this.health.reachable) throw unavailable();
+    const recorder = this.recorder;
+    return { generation: this.generation, liveVersion: recorder?.version(reference) ?? null, recent: (grain) => recorder?.recent(reference, grain) ?? [] };
+  }
+
+  /** Where the store's candles can be read from another thread; null: only through this process's repository. */
+  get location(): StoreLocation | null {
+    return this.repository.location;
+  }
+
+  /** Report a store failure met off this thread (a render worker's read): the store counts as down until its next ping. */
+  storeFailed(error: unknown): void {
+    this.health.failed(error, this.buckets.time.now());
+  }
+
+  /** The candles of a reference as the block cache reads them: the store's, with the recorder's newest laid over. */
+  private source(reference: string): CandleSource {
+    const recorder = this.recorder;
+    return {
+      stored: (grain, ref, from, to) => this.read(() => this.repository.range(grain, ref, from, to)),
+      recent: (grain) => recorder?.recent(reference, grain) ?? [],
+      liveVersion: recorder?.version(reference) ?? null,
+    };
+  }
+
+  /**
+   * The candle whose close stands for the value served at `at`: the last
+   * candle that ended by `at`, so its close was recorded by then and never
+   * after. Of the last minute, hour and day candles that ended by `at`, the
+   * one that ended last (the finer on a tie): minute candles where they are
+   * kept, else hourly ones, else daily ones. Values are recorded when they
+   * change, so the last candle to end before `at` holds the value still
+   * served at `at`. A candle still open at `at` is never used: its close may
+   * have come after `at`.
    */
   async at(reference: string, at: number): Promise<Candle | null> {
     const recent = (grain: Grain, latest: number, candle: Candle | null) => {
       for (const held of this.recorder?.recent(reference, grain) ?? []) if (held.start <= latest && (!candle || held.start >= candle.start)) candle = held;
       return candle;
     };
-    const last = async (grain: Grain, latest: number) => recent(grain, latest, await this.read(() => this.repository.lastAtOrBefore(grain, reference, latest)));
-    const candidates: [Candle | null, number][] = [];
-    const minute = await last('minute', at);
-    if (minute) candidates.push([minute, minute.start + 60_000]);
-    for (const [grain, interval] of [['hour', '1h'], ['day', '1d']] as const) {
-      // Ended by `at`: every value of a candle ending at `at` + 1 ms was served by `at`.
-      const ended = await last(grain, this.buckets.start(at + 1, interval) - 1);
-      if (ended) candidates.push([ended, this.buckets.next(ended.start, interval)]);
-    }
+    // A candle has ended by `at` when it ends at `at` + 1 ms at the latest: its values were all served by `at`.
+    const latestEnd = at + 1;
     let best: Candle | null = null;
     let bestEnd = -Infinity;
-    for (const [candle, end] of candidates) {
+    for (const grain of ['minute', 'hour', 'day'] as const) {
+      const interval = INTERVAL_OF[grain];
+      const latestStart = this.buckets.start(latestEnd, interval) - 1;
+      const candle = recent(grain, latestStart, await this.read(() => this.repository.lastAtOrBefore(grain, reference, latestStart)));
+      if (!candle) continue;
+      const end = this.buckets.next(candle.start, interval);
       if (end > bestEnd) {
         best = candle;
         bestEnd = end;
       }
+      // Hours and days end on minute boundaries: none can end later than the minute that ended last.
+      if (grain === 'minute' && end === latestStart + 1) break;
     }
-    return best ?? (await last('hour', at)) ?? (await last('day', at));
+    return best;
   }
 
-  /** The rendered candles starting in [blockStart, blockEnd), cached while they cannot have changed. */
-  private async block(reference: string, interval: Interval, blockStart: number, blockEnd: number, now: number, toman: boolean): Promise<CandleBlock> {
-    const key = `${reference} ${interval} ${blockStart}${toman ? ' toman' : ''}`;
-    // The candles starting in the block run from the first candle boundary in it to the end of the last candle starting in it.
-    let first = this.buckets.start(blockStart, interval);
-    if (first < blockStart) first = this.buckets.next(first, interval);
-    const lastStart = this.buckets.start(blockEnd - 1, interval);
-    const end = lastStart >= first ? this.buckets.next(lastStart, interval) : first;
-    const settled = end <= now - SETTLED_MS;
-    const liveVersion = settled ? null : (this.recorder?.version(reference) ?? null);
-    const cached = this.cache.get(key);
-    if (cached && (settled ? cached.liveVersion === null : liveVersion !== null && cached.liveVersion === liveVersion)) return cached;
-    const candles = first < end ? await this.candles(reference, interval, first, end) : [];
-    const texts = new StartTexts(this.buckets.time);
-    const ends = new Array<number>(candles.length);
-    let json = '';
-    candles.forEach((candle, i) => {
-      json += (i === 0 ? '' : ',') + texts.fragment(toman ? candleInToman(candle) : candle);
-      ends[i] = json.length;
-    });
-    const block: CandleBlock = { starts: candles.map((c) => c.start), json, ends, hash: fnv1a(json), liveVersion };
-    if (settled || liveVersion !== null) this.cache.set(key, block);
-    else this.cache.delete(key);
-    return block;
+  /** Blocks and bytes the cache holds now (for tests and metrics). */
+  get cached(): { blocks: number; bytes: number } {
+    return this.renderer.cached;
+  }
+
+  private clearBlocks(): void {
+    this.renderer.clear();
+    this.generation++;
   }
 
   private async checkRevision(now: number): Promise<void> {
     if (now - this.revisionCheckedAt < REVISION_CHECK_MS) return;
     const revision = await this.read(() => this.repository.revision());
     this.revisionCheckedAt = now;
-    if (revision !== this.revision) this.cache.clear();
+    if (revision !== this.revision) this.clearBlocks();
     this.revision = revision;
   }
 
@@ -195,80 +216,19 @@ export class HistoryReader {
     try {
       return await query();
     } catch (error) {
+      // A worker thread that died says nothing of the store: the request fails, the store stays reachable.
+      if (error instanceof WorkerFailedError) throw workerFailed();
       this.health.failed(error, this.buckets.time.now());
       throw unavailable();
     }
   }
 }
 
-/** One candle of the history body: values are the served number text, written as is. */
-export function candleFragment(candle: Candle, time: Buckets['time']): string {
-  const t = time.format(candle.start);
-  return `{"t":"${t}","t_jalali":"${time.jalaliDate(candle.start)} ${t.slice(11, 19)}","open":${candle.open},"high":${candle.high},"low":${candle.low},"close":${candle.close},"points":${candle.points}}`;
+/** A worker thread failed while serving the request (the pool starts another): worth a retry at once. */
+export function workerFailed(): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'History could not be answered right now: the worker thread serving it failed. Retry; current rates are still served.', { 'retry-after': '1' });
 }
 
-/**
- * `candleFragment` for a run of candles in time order: the date, zone offset
- * and Jalali date are made once per local day and offset, the clock by
- * arithmetic, so no Date or ISO text is made per candle (that cost more than
- * reading the candle).
- */
-export class StartTexts {
-  private day = NaN;
-  private offset = NaN;
-  private date = '';
-  private zone = '';
-  private jalali = '';
-
-  constructor(private readonly time: Buckets['time']) {}
-
-  fragment(candle: Candle): string {
-    const ms = candle.start;
-    const offset = this.time.offsetMinutes(ms);
-    const local = ms + offset * 60_000;
-    const day = Math.floor(local / DAY_MS);
-    if (day !== this.day || offset !== this.offset) {
-      const text = this.time.format(ms);
-      this.date = text.slice(0, 10);
-      this.zone = text.slice(19);
-      this.jalali = this.time.jalaliDate(ms);
-      this.day = day;
-      this.offset = offset;
-    }
-    const seconds = Math.floor((local - day * DAY_MS) / 1000);
-    const clock = `${two(Math.floor(seconds / 3600))}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
-    return `{"t":"${this.date}T${clock}${this.zone}","t_jalali":"${this.jalali} ${clock}","open":${candle.open},"high":${candle.high},"low":${candle.low},"close":${candle.close},"points":${candle.points}}`;
-  }
-}
-
-function two(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
-}
-
-/** The stored candles with the recorder's newest ones in place of (or after) their stored copies. */
-function overlay(stored: Candle[], recent: Candle[], from: number, to: number): Candle[] {
-  for (const candle of recent) {
-    if (candle.start < from || candle.start >= to) continue;
-    let i = stored.length;
-    while (i > 0 && stored[i - 1]!.start > candle.start) i--;
-    if (i > 0 && stored[i - 1]!.start === candle.start) stored[i - 1] = candle;
-    else stored.splice(i, 0, candle);
-  }
-  return stored;
-}
-
-/** The first index whose value is at least `value` (the array ascending). */
-function lowerBound(values: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function unavailable(): ApiError {
+export function unavailable(): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', 'History is unavailable right now: the store does not answer. Current rates are still served.');
 }

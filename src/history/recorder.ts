@@ -70,7 +70,10 @@ type Starts = Record<Grain, number>;
  * writing a whole candle twice changes nothing, so a retry is always safe.
  * Before its first write the recorder loads the candles stored for the
  * minute, hour and day it is in, so a restart continues them instead of
- * overwriting them.
+ * overwriting them. Nothing is written before `load()` is called: a
+ * recorder started first (while something else writes the past, such as the
+ * demo's first start) records in memory, and its load then puts the stored
+ * candles first and what it recorded after them.
  */
 export class HistoryRecorder {
   private readonly buckets: Buckets;
@@ -82,6 +85,10 @@ export class HistoryRecorder {
   private readonly last = new Map<string, LastPoint>();
   private readonly dirty: Record<Grain, Set<Tracked>> = { minute: new Set(), hour: new Set(), day: new Set() };
   private unwritten: StoredCandle[] | null = null;
+  /** The load asked for; null until then, and nothing is written meanwhile. */
+  private loading: Promise<Map<string, DaySeed>> | null = null;
+  /** Whether the load has run (well or not): until then the candles held here may not continue the stored ones yet. */
+  private loaded = false;
   private seeded = false;
   private observedDay = '';
   private timer: NodeJS.Timeout | null = null;
@@ -89,6 +96,7 @@ export class HistoryRecorder {
   private nextPrune = 0;
   private dropped = 0;
   private busyMs = 0;
+  private newestWritten: number | null = null;
   private source: SnapshotSource | null = null;
   /** Set once a newer leader's fence refused a batch: nothing more is written. */
   private refused = false;
@@ -109,10 +117,20 @@ export class HistoryRecorder {
 
   /**
    * Load what the store holds of the current minute, hour and day, and return
-   * each reference's market day for the engine. A store that fails here is
-   * tried again before the first write; the market days then start empty.
+   * each reference's market day for the engine (with what this recorder has
+   * already recorded today folded in). A store that fails here is tried again
+   * before the first write; the market days then start empty. Once only: a
+   * second call returns the first one's answer.
    */
-  async load(): Promise<Map<string, DaySeed>> {
+  load(): Promise<Map<string, DaySeed>> {
+    return (this.loading ??= this.loadOnce().finally(() => {
+      this.loaded = true;
+      // What `recent` shows has changed (candles now shown, or continued): caches of them look again.
+      for (const reference of this.open.keys()) this.versions.set(reference, this.version(reference) + 1);
+    }));
+  }
+
+  private async loadOnce(): Promise<Map<string, DaySeed>> {
     try {
       // A new leadership claims the fence before anything else, so a predecessor waking up is refused from now on.
       if (this.fence) await this.repository.claimFence(this.fence.epoch);
@@ -138,10 +156,11 @@ export class HistoryRecorder {
     this.timer.unref();
   }
 
-  /** Stop the timer and write everything still pending. */
+  /** Stop the timer and write everything still pending (loading first if that was never asked: the stored candles stay first). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.load();
     await this.flush();
   }
 
@@ -170,45 +189,13 @@ export class HistoryRecorder {
   }
 
   /**
-   * Candles of a past written after this process began recording (the demo's
-   * backfill): one of the same reference, grain and start as a candle held
-   * here goes first and the held one continues it; one of the current
-   * minute, hour or day not held yet becomes the candle later values add to.
-   * Both are then written by the recorder. The rest is returned for the
-   * caller to write: nothing here will replace it.
-   */
-  absorbPast(rows: readonly StoredCandle[]): StoredCandle[] {
-    const current = this.startsAt(this.time.now());
-    const rest: StoredCandle[] = [];
-    for (const row of rows) {
-      const { reference, grain } = row;
-      const open = this.open.get(reference) ?? {};
-      const held = [open[grain]?.candle, this.before.get(reference)?.[grain]].find((candle) => candle?.start === row.candle.start);
-      if (held) {
-        const merged = { ...row.candle };
-        mergeLater(merged, held);
-        Object.assign(held, merged);
-        this.markDirty(open[grain]?.candle === held ? open[grain] : { reference, grain, candle: held });
-      } else if (row.candle.start === current[grain] && !(open[grain] && open[grain].candle.start >= row.candle.start)) {
-        if (open[grain]) this.before.set(reference, { ...this.before.get(reference), [grain]: open[grain].candle });
-        open[grain] = { reference, grain, candle: { ...row.candle } };
-        this.open.set(reference, open);
-        this.markDirty(open[grain]);
-      } else {
-        rest.push(row);
-        continue;
-      }
-      this.versions.set(reference, this.version(reference) + 1);
-    }
-    return rest;
-  }
-
-  /**
    * The newest candles of a reference at a grain, oldest first, written or
    * not: queries lay them over what the store returns, so they see every
    * value served, also in the second before it is written.
    */
   recent(reference: string, grain: Grain): Candle[] {
+    // Before the load the stored candles are what a query should see: those held here may be only their later part.
+    if (!this.loaded) return [];
     const latest = this.open.get(reference)?.[grain]?.candle;
     const before = this.before.get(reference)?.[grain];
     return latest ? (before ? [before, latest] : [latest]) : [];
@@ -222,6 +209,15 @@ export class HistoryRecorder {
   backlog(): HistoryBacklog {
     const pending = this.dirty.minute.size + this.dirty.hour.size + this.dirty.day.size + (this.unwritten?.length ?? 0);
     return { pendingCandles: pending, droppedCandles: this.dropped, busySeconds: this.busyMs / 1000 };
+  }
+
+  /** When the newest value this recorder has written was recorded (the latest close it wrote); null before its first write. */
+  get lastWritten(): number | null {
+    return this.newestWritten;
+  }
+
+  private noteWritten(batch: readonly StoredCandle[]): void {
+    for (const { candle } of batch) if (this.newestWritten === null || candle.closeAt > this.newestWritten) this.newestWritten = candle.closeAt;
   }
 
   /** Write what is pending; one flush at a time (a call during one runs after it). */
@@ -273,6 +269,9 @@ export class HistoryRecorder {
   }
 
   private async writePending(): Promise<void> {
+    // Before the load, what is recorded waits in memory: the stored candles must come first.
+    if (this.loading === null) return;
+    await this.loading;
     // A store known to be away is not written to; its ping brings it back.
     if (!this.health.reachable || this.refused) return;
     const now = this.time.now();
@@ -289,6 +288,7 @@ export class HistoryRecorder {
         this.busyMs += performance.now() - began;
         await written;
         this.unwritten = null;
+        this.noteWritten(batch);
         this.health.succeeded(now);
         // What waited behind a retried batch goes out now rather than a second later.
         if (retry) return this.writePending();
@@ -348,7 +348,7 @@ export class HistoryRecorder {
    */
   private async seed(now: number): Promise<Map<string, DaySeed>> {
     const current = this.startsAt(now);
-    // What this process already holds (only when an earlier load failed), by grain, start and reference.
+    // What this process already holds (recorded before its load, or after a load that failed), by grain, start and reference.
     const mine = new Map<string, Tracked>();
     const id = (grain: Grain, start: number, reference: string) => `${grain} ${start} ${reference}`;
     for (const open of this.open.values()) for (const tracked of Object.values(open)) mine.set(id(tracked.grain, tracked.candle.start, tracked.reference), tracked);
@@ -374,6 +374,11 @@ export class HistoryRecorder {
           }
         }
       }
+    }
+    // Today as recorded here, after the stored part (a recorder that recorded before its load).
+    for (const [reference, open] of this.open) {
+      const day = open.day?.candle;
+      if (day && day.start === current.day) todays.set(reference, { ...day });
     }
     const today = current.day;
     const previous = await this.repository.latestBefore('day', today);

@@ -19,7 +19,7 @@ export interface Answer {
 /**
  * The one error writer: appends to `headers` what every error carries (the
  * error's own headers such as Retry-After or Allow, `no-store`, the JSON type
- * and length) and returns the envelope of PRODUCT §2. `headers` must already
+ * and length) and returns the envelope of docs/api.md#errors. `headers` must already
  * start with x-request-id (and may hold CORS and rate-limit headers).
  */
 export function appendError(headers: string[], error: ApiError, requestId: string, generatedAt: string): Buffer {
@@ -35,10 +35,10 @@ export function errorAnswer(error: ApiError, requestId: string, generatedAt: str
   return { status: error.statusCode, headers, body: appendError(headers, error, requestId, generatedAt) };
 }
 
-/** Write an answer on node:http; Node leaves the body out of a HEAD response itself. */
-export function writeAnswer(response: ServerResponse, answer: Answer): void {
+/** Write an answer on node:http; `head`: a HEAD request's (node:http leaves its body out itself, an injected response would not). */
+export function writeAnswer(response: ServerResponse, answer: Answer, head = false): void {
   response.writeHead(answer.status, answer.headers);
-  if (answer.body === null) response.end();
+  if (answer.body === null || head) response.end();
   else response.end(answer.body);
 }
 

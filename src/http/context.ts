@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { KeyAccess } from '../access/directory.js';
 import type { Service } from '../domain/plan.js';
-import { ApiError, DEFAULT_MESSAGES, type ErrorCode } from '../domain/errors.js';
+import { ApiError, DEFAULT_MESSAGES } from '../domain/errors.js';
+import type { HistoryAnswers } from '../render/history-answers.js';
+import type { KeyedEndpoint } from './pipeline/endpoint.js';
 
 /** A route that needs a key, as registered. */
 export interface KeyedRoute {
@@ -13,20 +14,16 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every keyed route (GET), collected as routes register: the security suite runs against each. */
     keyedRoutes: readonly KeyedRoute[];
+    /** Where history answers are rendered (tests stop its worker threads to see a failure answered and the pool recover). */
+    historyAnswers: HistoryAnswers;
   }
   interface FastifyContextConfig {
-    /** The plan service a route belongs to; routes without one need no key. */
-    service?: Service;
-    /** The route runs admission itself (detail: answerDetail, shared with the raw path). */
-    admitsItself?: boolean;
+    /** The keyed endpoint a route was registered from (src/http/endpoints/); routes without one need no key. */
+    endpoint?: KeyedEndpoint;
   }
   interface FastifyRequest {
-    /** The authenticated key, set by the access hook on keyed routes. */
-    access: KeyAccess | null;
-    /** The error code sent, for the usage error log. */
-    failure: ErrorCode | null;
-    /** The service the request counts under when not its route's (detail with `at=` is `history`). */
-    meteredAs: Service | null;
+    /** The request went to the keyed pipeline, which finishes it (meter, metrics, log line) itself. */
+    piped: boolean;
   }
 }
 
@@ -41,7 +38,7 @@ export function requestIdFor(header: string | string[] | undefined): string {
 export const EXPOSED_HEADERS = 'ETag, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 
-/** The methods the service answers (PRODUCT §1); any other is 405 with `Allow`. */
+/** The methods the service answers (docs/api.md#conventions); any other is 405 with `Allow`. */
 export function isAllowedMethod(method: string): boolean {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 }

@@ -7,10 +7,10 @@ import type { UsageMeter } from '../usage/meter.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { HistoryReader } from '../history/reader.js';
 import type { ZoneTime } from '../domain/time.js';
-import type { SnapshotHistory } from '../live/history.js';
+import type { RefreshTiers } from '../live/refresh-tiers.js';
 import type { CatalogueRenderer } from '../render/catalogue.js';
 import type { DetailRenderer } from '../render/detail.js';
-import type { LegacyRenderer } from '../render/legacy.js';
+import type { WebserviceRenderer } from '../render/webservice.js';
 import type { ClusterState } from '../render/status.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import type { Logger } from '../log.js';
@@ -18,6 +18,7 @@ import type { LoadShedding } from './load-shedding.js';
 import type { Metrics } from './metrics.js';
 import type { StreamOptions } from '../stream/hub.js';
 import type { StreamSlots } from '../stream/slots.js';
+import type { WebhookOverview } from '../webhooks/overview.js';
 
 /** Everything the HTTP layer reads; built by the server (or a test) and passed in. */
 export interface AppDeps {
@@ -25,20 +26,24 @@ export interface AppDeps {
   catalogue: Catalogue;
   catalogueRenderer: CatalogueRenderer;
   detailRenderer: DetailRenderer;
-  legacyRenderer: LegacyRenderer;
-  snapshots: SnapshotHistory;
+  webserviceRenderer: WebserviceRenderer;
+  snapshots: RefreshTiers;
   sourceHealth(now: number): SourceHealth[];
   /** Whether the store answered last time anything asked it. */
   storeReachable(): boolean;
   storeState(): StoreState;
+  /** Report a store failure met while serving a request: the store counts as down until its next ping succeeds. */
+  storeFailed(error: unknown): void;
   directory: AccessDirectory;
   metrics: Metrics;
   limiter: SharedLimiter;
   failedAttempts: FailedKeyThrottle;
-  /** The nodes and Redis as this node sees them (PRODUCT §10), for the status endpoints and /metrics. */
+  /** The nodes and Redis as this node sees them (docs/operations.md#what-is-shared), for the status endpoints and /metrics. */
   cluster(): ClusterState;
   meter: UsageMeter;
   usage: UsageRepository;
+  /** An account's webhook endpoints and delivery log (GET /v1/webhooks); reads the store. */
+  webhookOverview(accountId: string): Promise<WebhookOverview>;
   history: HistoryReader;
   logger: Logger;
   /** Overload thresholds over the defaults (DEFAULT_LOAD_SHEDDING). */
@@ -47,4 +52,8 @@ export interface AppDeps {
   streamSlots?: StreamSlots;
   /** Stream timings and bounds over the defaults (tests lower them). */
   stream?: Partial<StreamOptions>;
+  /** Who may frame the HTML pages: the CSP's `frame-ancestors` source list (NERKH_FRAME_ANCESTORS). */
+  frameAncestors: string;
+  /** The bearer token `/metrics` asks for (NERKH_METRICS_TOKEN); null: open. */
+  metricsToken: string | null;
 }

@@ -3,11 +3,10 @@ import type { ZoneTime } from '../domain/time.js';
 import { ApiError, type ErrorCode } from '../domain/errors.js';
 import { errorAnswer, sendAnswer } from './answer.js';
 import { METHOD_NOT_ALLOWED } from './context.js';
-import { notOneOf, unknownParameter } from './query.js';
+import { notOneOf, unknownParameter } from './pipeline/params.js';
 
 /** Send an error through Fastify, written by the one error writer (see answer.ts). */
 export function sendError(reply: FastifyReply, error: ApiError, time: ZoneTime, requestId: string): FastifyReply {
-  reply.request.failure = error.code;
   return sendAnswer(reply, errorAnswer(error, requestId, time.format(time.now())));
 }
 

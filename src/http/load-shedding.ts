@@ -2,13 +2,26 @@ import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import { getHeapStatistics } from 'node:v8';
 import { ApiError } from '../domain/errors.js';
-import type { FastPathState } from './fast-detail.js';
+import type { ServingState } from './serving-state.js';
+import { OverloadSwitch } from './shedding/overload-switch.js';
 
-/** When the process refuses new work rather than queue it until clients time out. */
+/** When the process refuses work rather than queue it until clients time out, and whose. */
 export interface LoadShedding {
-  /** Mean event-loop delay over one sample above which requests are shed, in ms. */
+  /** Mean event-loop delay, over three samples in a row, above which the costliest callers are shed, in ms. */
   maxEventLoopDelayMs: number;
-  /** Heap in use above which requests are shed, in bytes. */
+  /** Mean event-loop delay below which shedding may end, in ms (default: a quarter of the above). */
+  leaveEventLoopDelayMs?: number;
+  /** Event-loop utilisation (0..1), over three samples in a row, above which a caller crowding out the others is shed. */
+  maxEventLoopUtilization: number;
+  /** Utilisation below which that shedding may end (default 0.7). */
+  leaveEventLoopUtilization?: number;
+  /** Shedding lasts at least this long after the last overloaded sample, in ms. */
+  minShedMs: number;
+  /** Half-life of a caller's recorded cost, in ms. */
+  costHalfLifeMs: number;
+  /** While still overloaded this long after the last caller was shed, the next costliest is shed too, in ms. */
+  escalateAfterMs: number;
+  /** Heap in use above which every request is shed, in bytes. */
   maxHeapUsedBytes: number;
   /** How often the process is sampled, in ms. */
   sampleIntervalMs: number;
@@ -17,46 +30,103 @@ export interface LoadShedding {
 }
 
 /**
- * Half a second of mean event-loop delay means every request already waits
- * that long; a full flood at normal cost stays in single milliseconds. The
- * heap bound sheds load before V8 runs out of heap and ends the process.
+ * 250 ms of mean event-loop delay over three quarter-second samples in a row
+ * means every request already waits that long; a full flood of cheap requests
+ * stays in single milliseconds. Shedding ends below a quarter of that, and not within 5 s of the last
+ * overloaded sample: that is what stops it switching on and off each second.
+ * The heap bound sheds everything before V8 runs out of heap and ends the process.
  */
 export const DEFAULT_LOAD_SHEDDING: LoadShedding = {
-  maxEventLoopDelayMs: 500,
+  maxEventLoopDelayMs: 250,
+  maxEventLoopUtilization: 0.9,
+  minShedMs: 5_000,
+  costHalfLifeMs: 2_000,
+  escalateAfterMs: 2_000,
   maxHeapUsedBytes: Math.floor(getHeapStatistics().heap_size_limit * 0.9),
-  sampleIntervalMs: 1_000,
+  sampleIntervalMs: 250,
   retryAfterSeconds: 5,
 };
 
 /**
- * `@fastify/under-pressure` samples the process and answers Fastify's
- * requests 503 SERVICE_UNAVAILABLE (in the envelope, with Retry-After) while
- * it is overloaded. Its verdict is copied to the raw path's state once per
- * sample, so that path reads one boolean per request and hands such requests
- * to Fastify. Load is shed only after two overloaded samples in a row: one
- * blocked second (start-up compiling every schema, a long collection) is no
- * overload, and a sustained one is caught a second later.
+ * On a saturated loop, the others must cost at least this share of the total
+ * for the dominant caller to be shed: a load balancer's probes beside one
+ * busy client are no one being crowded out.
  */
-export async function installLoadShedding(app: FastifyInstance, limits: LoadShedding, state: FastPathState): Promise<void> {
-  const overloaded = new ApiError('SERVICE_UNAVAILABLE', 'The server is overloaded; retry after the time in Retry-After.', { 'retry-after': String(limits.retryAfterSeconds) });
+const CROWDED_OUT_SHARE = 0.01;
+/** ...and its requests must each cost this many times the others' on average: alike requests are already shared fairly, turn by turn. */
+const COSTLIER_BY = 4;
+
+/** Routes that are never shed: probes and monitoring must see the process as it is, and cost next to nothing. */
+const NEVER_SHED = new Set(['/healthz', '/readyz', '/metrics']);
+
+export function overloadedError(retryAfterSeconds: number): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'The server is overloaded and your recent requests cost it the most; retry after the time in Retry-After.', {
+    'retry-after': String(retryAfterSeconds),
+  });
+}
+
+/**
+ * Overload of three kinds. A full heap is the whole process's: `@fastify/under-pressure`
+ * answers every request 503 (the raw path hands them to Fastify). An
+ * overloaded event loop is someone's: every request's handling time is charged
+ * to its caller (state.costs, see finish.ts), and only the callers that cost
+ * the most are refused, in the pipeline after admission (keyed) or by the hook
+ * below (without a key). A lagging loop (every request waits) sheds the
+ * costliest callers, even a lone one; a saturated loop that still answers
+ * promptly sheds only a caller taking at least half of it from others with
+ * requests many times costlier than theirs. Each
+ * signal has its own OverloadSwitch: enter above one threshold, leave below a
+ * lower one after a hold.
+ * See docs/reliability.md#overload.
+ */
+export async function installLoadShedding(app: FastifyInstance, limits: LoadShedding, state: ServingState): Promise<void> {
+  const overloaded = (state.overloaded = overloadedError(limits.retryAfterSeconds));
   await app.register(underPressure, {
-    maxEventLoopDelay: limits.maxEventLoopDelayMs,
+    // The event loop is judged below, per caller; the plugin only samples it.
+    maxEventLoopDelay: 0,
     maxHeapUsedBytes: limits.maxHeapUsedBytes,
     sampleInterval: limits.sampleIntervalMs,
-    // Resolving lets the request through; throwing goes to Fastify's error handler, which writes the envelope.
+    // Utilisation over each sample, not since start.
+    eventLoopUtilizationMode: 'interval',
+    // Called only for a full heap. Throwing goes to Fastify's error handler, which writes the envelope.
     pressureHandler: async () => {
-      if (state.underPressure) throw overloaded;
+      throw overloaded;
     },
   });
-  let timer: NodeJS.Timeout | undefined;
-  let previous = false;
+  app.addHook('onRequest', async (request) => {
+    if (!state.shedding || request.routeOptions.config?.endpoint !== undefined || NEVER_SHED.has(request.routeOptions.url ?? '')) return;
+    if (state.costs.isShed('')) throw overloaded;
+  });
+  const hold = limits.minShedMs;
+  const lagging = new OverloadSwitch({ enter: limits.maxEventLoopDelayMs, leave: limits.leaveEventLoopDelayMs ?? limits.maxEventLoopDelayMs / 4, minHoldMs: hold });
+  const saturated = new OverloadSwitch({ enter: limits.maxEventLoopUtilization, leave: limits.leaveEventLoopUtilization ?? Math.min(0.7, limits.maxEventLoopUtilization), minHoldMs: hold });
+  const decay = Math.pow(0.5, limits.sampleIntervalMs / limits.costHalfLifeMs);
+  let lastShed = -Infinity;
   const sample = () => {
-    const overloadedNow = app.isUnderPressure();
-    const shedding = overloadedNow && previous;
-    previous = overloadedNow;
-    if (shedding !== state.underPressure) app.log.warn({ ...app.memoryUsage() }, shedding ? 'overloaded: shedding requests with 503' : 'load back to normal');
-    state.underPressure = shedding;
+    const now = performance.now();
+    const usage = app.memoryUsage();
+    state.underPressure = app.isUnderPressure();
+    const lagChanged = lagging.sample(usage.eventLoopDelay, now);
+    const saturationChanged = saturated.sample(usage.eventLoopUtilized, now);
+    let shed: string[] = [];
+    if (lagging.shedding) {
+      // Every request waits: the costliest callers go, even a single one, and more while it lasts.
+      if (lagChanged || (lagging.overloadedAt(now) && now - lastShed >= limits.escalateAfterMs)) shed = state.costs.shedCostliest();
+    } else if (saturated.shedding) {
+      // Requests are still answered promptly, but one caller may be taking the loop from the others.
+      shed = state.costs.shedDominant(CROWDED_OUT_SHARE, COSTLIER_BY);
+    } else if (lagChanged || saturationChanged) {
+      state.costs.release();
+      app.log.warn({ ...usage }, 'load back to normal: shedding ended');
+    }
+    if (shed.length > 0) {
+      lastShed = now;
+      app.log.warn({ ...usage, shed: shed.map((caller) => caller || '(no key)') }, 'overloaded: shedding the costliest callers with 503');
+    }
+    state.shedding = lagging.shedding || saturated.shedding;
+    state.costs.decay(decay);
   };
+  let timer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     timer = setInterval(sample, limits.sampleIntervalMs).unref();
   });

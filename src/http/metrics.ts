@@ -1,12 +1,14 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.js';
 import type { HistoryBacklog } from '../history/recorder.js';
 import type { UsageBacklog } from '../usage/meter.js';
-import type { SnapshotHistory } from '../live/history.js';
+import type { RefreshTiers } from '../live/refresh-tiers.js';
 import type { ClusterState } from '../render/status.js';
 import type { SourceHealth } from '../sources/monitor.js';
+import { registerProcessMetrics } from './process-metrics.js';
 import { RequestMetrics } from './request-metrics.js';
 import type { StreamCounts } from '../stream/hub.js';
+import type { StreamWatchCounts } from '../stream/watch.js';
 
 export interface Metrics {
   registry: Registry;
@@ -24,9 +26,9 @@ export interface BackgroundReadings {
 }
 
 /** Prometheus metrics: requests by route and status, latency, source health (age, state, lost values), store and usage backlog, read at scrape time. */
-export function createMetrics(clock: Clock, sourceHealth: (now: number) => SourceHealth[], snapshots: () => SnapshotHistory, background: BackgroundReadings): Metrics {
+export function createMetrics(clock: Clock, sourceHealth: (now: number) => SourceHealth[], snapshots: () => RefreshTiers, background: BackgroundReadings): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'nerkh_' });
+  registerProcessMetrics(registry, 'nerkh_');
   const requests = new RequestMetrics();
   requests.register(registry);
   new Gauge({
@@ -152,6 +154,15 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
         this.set(cluster().nodes.length);
       },
     });
+    new Counter({
+      name: 'nerkh_snapshots_refused_total',
+      help: 'Snapshot messages from Redis this node refused since start (not a snapshot, or a value, status or time failing its check); it goes on serving the last good one',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cluster().refusedSnapshots);
+      },
+    });
     new Gauge({
       name: 'nerkh_redis_up',
       help: '1 while Redis answers, 0 while it does not (each node then serves its latest snapshot and limits keys to its share); absent without Redis',
@@ -165,7 +176,7 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
   }
   const backlog: [string, string, keyof UsageBacklog][] = [
     ['nerkh_usage_pending_requests', 'Requests counted in memory and not yet written to the store', 'pendingRequests'],
-    ['nerkh_usage_pending_error_entries', 'Error-log entries held in memory and not yet written to the store', 'pendingErrors'],
+    ['nerkh_usage_pending_error_entries', 'Error-log entries (one per account, service, error and minute) held in memory and not yet written to the store; the running minute is written once it has passed', 'pendingErrors'],
     ['nerkh_usage_dropped_requests', 'Requests since start whose usage count was dropped because the in-memory buffer was full', 'droppedRequests'],
     ['nerkh_usage_dropped_error_entries', 'Error-log entries since start dropped because the in-memory buffer was full', 'droppedErrors'],
   ];
@@ -201,7 +212,7 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
 }
 
 /** Push streams, read at scrape time: open now, events sent and subscribers dropped since start. */
-export function registerStreamMetrics(registry: Registry, counts: () => StreamCounts): void {
+export function registerStreamMetrics(registry: Registry, counts: () => StreamCounts, watched: () => StreamWatchCounts): void {
   new Gauge({
     name: 'nerkh_streams_open',
     help: 'Open push streams (GET /v1/stream) on this process',
@@ -216,6 +227,14 @@ export function registerStreamMetrics(registry: Registry, counts: () => StreamCo
     registers: [registry],
     collect() {
       this.set(counts().events);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_alerts_sent_total',
+    help: 'Stream alert events (?alerts= rules that became true) written to subscribers since start',
+    registers: [registry],
+    collect() {
+      this.set(counts().alerts);
     },
   });
   new Gauge({
@@ -249,6 +268,25 @@ export function registerStreamMetrics(registry: Registry, counts: () => StreamCo
     registers: [registry],
     collect() {
       for (const [reason, count] of Object.entries(counts().dropped)) this.set({ reason }, count);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_ended_total',
+    help: 'Streams the server ended since start: refused (key revoked or expired, account suspended, plan without the stream or its references) or lifetime (max_stream_seconds reached)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      const { refused, lifetime } = watched();
+      this.set({ reason: 'refused' }, refused);
+      this.set({ reason: 'lifetime' }, lifetime);
+    },
+  });
+  new Gauge({
+    name: 'nerkh_stream_reselected_total',
+    help: 'Open streams moved to a new selection since start, their plan having changed what they read or how often',
+    registers: [registry],
+    collect() {
+      this.set(watched().reselected);
     },
   });
 }

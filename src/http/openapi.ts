@@ -21,11 +21,11 @@ export const RESPONSE_HEADERS: Record<string, Json> = {
   'X-Request-Id': header('The request id (yours if you sent a valid one, else generated); also in error bodies as `request_id`.'),
   ETag: header('Validator of the body; send it back in If-None-Match to get 304 when nothing changed.'),
   'Cache-Control': header('How long the answer may be reused: until the next refresh of your plan for rates, no-store for errors.'),
-  RateLimit: header('The binding limit now (IETF draft): `"<window>";r=<remaining>;t=<seconds to reset>`.'),
+  RateLimit: header('The window to pace by (IETF draft): `"<window>";r=<remaining>;t=<seconds to reset>`. The day when the minute limit would spend what is left of it before midnight, else the minute; a spent window while it is spent. The same window answer after answer until the other one binds.'),
   'RateLimit-Policy': header('Your plan\'s limits (IETF draft), e.g. `"minute";q=60;w=60, "day";q=10000;w=86400`.'),
-  'X-RateLimit-Limit': header('Requests allowed in the binding window.', { type: 'integer' }),
-  'X-RateLimit-Remaining': header('Requests left in the binding window.', { type: 'integer' }),
-  'X-RateLimit-Reset': header('Seconds until the binding window resets.', { type: 'integer' }),
+  'X-RateLimit-Limit': header('Requests allowed in the window `RateLimit` names.', { type: 'integer' }),
+  'X-RateLimit-Remaining': header('Requests left in the window `RateLimit` names.', { type: 'integer' }),
+  'X-RateLimit-Reset': header('Seconds until the window `RateLimit` names resets.', { type: 'integer' }),
   'Retry-After': header('Seconds to wait before retrying.', { type: 'integer' }),
   Allow: header('The methods the service answers: GET, HEAD, OPTIONS.'),
 };
@@ -55,7 +55,7 @@ const DESCRIPTIONS: Record<string, string> = {
   '404': 'Not found.',
   '405': 'Method not allowed: only GET, HEAD and OPTIONS are answered.',
   '429': 'Too many requests: wait for Retry-After.',
-  '503': 'Unavailable: overloaded, shutting down or not ready; retry after Retry-After.',
+  '503': 'Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After.',
 };
 
 /** `get /v1/rates/{keys}` → `getRatesByKeys`: stable, unique and URL-safe. */
@@ -76,7 +76,8 @@ export function finishDocument<T extends object>(document: T, servers: { url: st
   for (const [path, item] of Object.entries(paths)) {
     const get = item.get;
     if (!get) continue;
-    const keyed = Array.isArray(get.security) && get.security.length > 0;
+    // Keyed: an API key is asked for (the rate-limit headers come with it); /metrics's optional bearer token is not one.
+    const keyed = Array.isArray(get.security) && get.security.some((requirement) => typeof requirement === 'object' && requirement !== null && 'apiKey' in requirement);
     if (!keyed) get.security = [];
     get.operationId ??= operationIdOf('get', path);
     get.responses['400'] ??= errorResponse(DESCRIPTIONS['400']!);

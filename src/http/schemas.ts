@@ -1,10 +1,12 @@
 import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { CATEGORIES, KEY_PATTERN, PER_UNITS } from '../domain/reference.js';
+import { CATEGORIES, PER_UNITS } from '../domain/reference.js';
 import { INTERVALS } from '../history/buckets.js';
 import { CURRENCIES } from '../domain/currency.js';
 import { ERROR_STATUS } from '../domain/errors.js';
-import { RATE_UNITS } from '../domain/units.js';
-import { EXPAND_VALUES } from './query.js';
+import { DROP_REASONS, DROP_SAMPLE } from '../sources/drops.js';
+import { FORMAT_NAMES } from '../sources/formats/spec.js';
+import { SOURCE_TYPES } from '../sources/health.js';
+import { UNKNOWN_KEY_CHARS, UNKNOWN_KEY_SAMPLE } from '../sources/unknown-keys.js';
 
 /** Every schema of the API: routes validate requests with them and /openapi.json is generated from them. */
 
@@ -14,7 +16,8 @@ import { EXPAND_VALUES } from './query.js';
  * names the allowed values in its error, and TypeBox's own `Value.Check`
  * knows the kind through the registry (TypeBox's documented way to add one).
  */
-function StringEnum<T extends string>(values: readonly T[], options: SchemaOptions = {}): TUnsafe<T> {
+/** A string from a fixed set; its validation error lists the set (see params.ts). */
+export function StringEnum<T extends string>(values: readonly T[], options: SchemaOptions = {}): TUnsafe<T> {
   return Type.Unsafe<T>({ ...options, [Kind]: STRING_ENUM, type: 'string', enum: [...values] });
 }
 const STRING_ENUM = 'StringEnum';
@@ -51,7 +54,6 @@ export const CurrencySchema = StringEnum(CURRENCIES, {
   examples: ['IRR'],
 });
 const Currency = () => Type.Ref(CurrencySchema);
-export const Unit = StringEnum(RATE_UNITS, { description: 'rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged' });
 
 export const ReferenceSchema = Type.Object(
   {
@@ -71,6 +73,18 @@ export const ReferenceSchema = Type.Object(
   { $id: 'Reference', additionalProperties: false },
 );
 
+const DerivedInputSchema = Type.Object(
+  {
+    key: Type.String({ description: 'The reference the formula reads' }),
+    value: Type.Number({ description: 'Its value as served in the same snapshot (after failover and screening); a rial price in toman with ?unit=toman' }),
+    currency: Currency(),
+    updated_at: Timestamp,
+    status: StringEnum(['ok', 'stale'], { description: 'Whether that value was fresh; a stale input makes the derived value stale' }),
+    source: Type.String({ description: 'The source that value came from' }),
+  },
+  { additionalProperties: false },
+);
+
 const SourceViewSchema = Type.Object(
   {
     name: Type.String(),
@@ -78,10 +92,18 @@ const SourceViewSchema = Type.Object(
     updated_at: Type.Union([Timestamp, Type.Null()]),
     state: StringEnum(['active', 'degraded', 'down'], { description: "The source's state, as on /v1/status" }),
     used: Type.Boolean({ description: 'Whether this value is the one served' }),
-    rejected: Type.Union([StringEnum(['stale', 'out_of_range', 'outlier', 'unhealthy', 'held']), Type.Null()], {
+    rejected: Type.Union([StringEnum(['stale', 'out_of_range', 'outlier', 'unhealthy', 'held', 'dropped']), Type.Null()], {
       description:
-        'Why the value was not served: stale (older than the source max age), out_of_range (outside the sanity band), outlier (too far from the median of three or more sources), unhealthy (the source failed its latest read), held (a jump beyond max_jump_percent awaiting confirmation); null when served, or usable behind a source earlier in priority',
+        'Why the value was not served: stale (older than the source max age), out_of_range (outside the sanity band), outlier (too far from the median of three or more sources), unhealthy (the source failed its latest read), held (a jump beyond max_jump_percent awaiting confirmation), dropped (the source\'s document had the item but it did not read: see dropped_reason); null when served, or usable behind a source earlier in priority',
     }),
+    dropped_reason: Type.Union([StringEnum(DROP_REASONS), Type.Null()], {
+      description: 'With rejected `dropped`: why the item did not read (the codes of `dropped_reasons` on /v1/status); null otherwise',
+    }),
+    inputs: Type.Optional(
+      Type.Array(DerivedInputSchema, {
+        description: 'Only on the `derived` source of a reference computed by a formula (config `derived`): the values it was computed from; its updated_at is the oldest of theirs',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -118,48 +140,10 @@ export const RateSchema = Type.Object(
 /** For endpoints that take no query parameter: any one given is an error that names it. */
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
-export const CatalogueQuery = Type.Object(
-  {
-    // An enum rather than a union of literals, so a bad value's error lists the allowed ones.
-    category: Type.Optional(StringEnum(CATEGORIES)),
-    q: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 100,
-        description: 'Matches key, alias, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, the zero-width non-joiner is ignored, Persian digits match ASCII',
-      }),
-    ),
-    in_plan: Type.Optional(StringEnum(['true', 'false'], { description: "true: only references inside the key's allowance; false: only those outside it" })),
-  },
-  { additionalProperties: false },
-);
-
-/** `?unit=` wherever prices are shown. */
-export const UnitQuery = Type.Object({ unit: Type.Optional(Unit) }, { additionalProperties: false });
-
-/** Documents the detail query; the detail answer checks it itself (after admission, on both paths). */
-export const DetailQuery = Type.Object(
-  {
-    unit: Type.Optional(Unit),
-    expand: Type.Optional(StringEnum(EXPAND_VALUES, { description: "sources: each rate lists every configured source's view of it" })),
-    at: Type.Optional(
-      Type.String({
-        description: 'The values as served at this moment (a date-time with offset, or a date: that day\'s close); service `history`',
-        examples: ['2026-11-01T10:00:00+03:30', '2026-11-01'],
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
 export const CatalogueResponse = Type.Object(
   { ...Ok, count: Type.Integer(), references: Type.Array(Type.Ref(ReferenceSchema)) },
   { $id: 'CatalogueResponse', additionalProperties: false },
 );
-
-export const DetailParams = Type.Object({
-  keys: Type.String({ description: 'One to ten comma-separated reference keys or aliases', examples: ['usd_sell,coin_emami,gold_18k'] }),
-});
 
 export const DetailResponse = Type.Object(
   {
@@ -198,11 +182,54 @@ export const StatusResponse = Type.Object(
       Type.Object(
         {
           name: Type.String(),
+          type: StringEnum(SOURCE_TYPES, { description: 'A configured `file`, `http` or `manual` source, or `derived`: the references the config computes by formula (docs/configuration.md#derived-references).' }),
           state: State,
-          last_update: Type.Union([Timestamp, Type.Null()]),
+          last_update: Type.Union([Timestamp, Type.Null()], { description: 'When its kept data was updated; for `derived`, the oldest input of the values it computes.' }),
           age_seconds: Type.Union([Type.Integer(), Type.Null()]),
           age_text: Type.String(),
           error: Type.Union([Type.String(), Type.Null()]),
+          unknown_keys: Type.Object(
+            {
+              count: Type.Integer({ minimum: 0, description: 'Items whose key matches no reference (a repeated key counts each time).' }),
+              sample: Type.Array(Type.String({ maxLength: UNKNOWN_KEY_CHARS }), {
+                maxItems: UNKNOWN_KEY_SAMPLE,
+                description: `The first of those keys, in document order: at most ${UNKNOWN_KEY_SAMPLE}, each cut to ${UNKNOWN_KEY_CHARS} characters.`,
+              }),
+            },
+            { additionalProperties: false, description: "Item keys of the source's kept document that no catalogue reference reads: skipped, never served (a misspelt `source_key`, say)." },
+          ),
+          format: StringEnum([...FORMAT_NAMES, 'formula'], { description: "The shape the source's document is read in (docs/configuration.md#formats); `formula` for the derived source." }),
+          mapped: Type.Integer({ minimum: 0, description: 'Items of the latest document read that gave a value for a catalogue reference; for `derived`, the formulas that gave a value.' }),
+          dropped: Type.Integer({ minimum: 0, description: 'Items of the latest document read that were dropped: never served.' }),
+          dropped_reasons: Type.Array(
+            Type.Object(
+              {
+                reason: StringEnum(DROP_REASONS),
+                description: Type.String({ description: 'What the reason means, in English.' }),
+                count: Type.Integer({ minimum: 1 }),
+                source_keys: Type.Array(Type.String(), {
+                  maxItems: DROP_SAMPLE,
+                  description: `The first catalogue source keys dropped for it (at most ${DROP_SAMPLE}); a key only the feed names is counted, never named here.`,
+                }),
+              },
+              { additionalProperties: false },
+            ),
+            { description: 'Why the dropped items were dropped, one entry per reason: a fixed code, never the feed\'s own text.' },
+          ),
+          derived: Type.Optional(
+            Type.Object(
+              {
+                references: Type.Integer({ minimum: 1, description: 'References the config computes by formula.' }),
+                computed: Type.Integer({ minimum: 0, description: 'Of those, the formulas that gave a value in the snapshot served (every input had a value; no division by zero).' }),
+                stale_inputs: Type.Array(Type.String(), { description: 'Reference keys some formula reads whose value is served stale: the derived values computed from them are stale too.' }),
+                missing_inputs: Type.Array(Type.String(), { description: 'Reference keys some formula reads that have no value: the formulas reading them give none.' }),
+              },
+              {
+                additionalProperties: false,
+                description: 'Only on the `derived` source. Its state is `active` when every formula gave a value from fresh inputs, `degraded` when some input is stale or has no value while at least one value is computed, `down` when none is.',
+              },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -223,6 +250,23 @@ export const StatusResponse = Type.Object(
     redis: Type.Union([Type.Object({ state: State }, { additionalProperties: false }), Type.Null()], {
       description: 'Redis, which the nodes share limits, snapshots and change notices through; null when the service runs as one process without it. While `down`, each node serves its latest snapshot and limits each key to its share.',
     }),
+    history: Type.Object(
+      {
+        state: State,
+        minute_days: Type.Integer({ description: 'Days one-minute candles are kept; hourly and daily candles are kept for good.' }),
+        last_written: Type.Union([Timestamp, Type.Null()], { description: 'When the newest value written to the history was served (the close of the newest candle); null before the first.' }),
+        recording: Type.Boolean({ description: 'Whether the node that answered records candles (the ingest leader does).' }),
+        pending_candles: Type.Integer({ minimum: 0, description: 'Candles the answering node recorded and has not written yet: they wait in memory while the store is away.' }),
+      },
+      { additionalProperties: false, description: 'Candle recording behind `/v1/rates/{key}/history` and `?at=`: `down` while the store is, `degraded` while no node records.' },
+    ),
+    stream: Type.Object(
+      {
+        state: State,
+        open_streams: Type.Integer({ minimum: 0, description: 'Push streams open on the node that answered.' }),
+      },
+      { additionalProperties: false, description: 'The push stream (`/v1/stream`): its state follows the rates it carries.' },
+    ),
   },
   { $id: 'StatusResponse', additionalProperties: false },
 );
@@ -236,9 +280,7 @@ export function errorResponses(...statuses: number[]) {
 
 export const SHARED_SCHEMAS: TSchema[] = [CurrencySchema, ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
 
-export const WebserviceParams = Type.Object({ username: Type.String({ description: 'The account the key belongs to' }) });
-
-export const LegacyEntrySchema = Type.Object(
+export const WebserviceEntrySchema = Type.Object(
   {
     title: Type.String(),
     value: Type.Union([Type.Number(), Type.Null()]),
@@ -252,17 +294,12 @@ export const LegacyEntrySchema = Type.Object(
     status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable')]),
     stale_seconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Age of a stale value in seconds; null while fresh' }),
   },
-  { $id: 'LegacyEntry', additionalProperties: false },
+  { $id: 'WebserviceEntry', additionalProperties: false },
 );
 
 export const WebserviceResponse = Type.Object(
   { ...Ok, server_time: Type.Integer({ description: 'Unix seconds' }) },
-  { $id: 'WebserviceResponse', additionalProperties: Type.Ref(LegacyEntrySchema), description: 'Flat legacy shape: one property per allowed reference key' },
-);
-
-export const UsageQuery = Type.Object(
-  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 30 })) },
-  { additionalProperties: false },
+  { $id: 'WebserviceResponse', additionalProperties: Type.Ref(WebserviceEntrySchema), description: 'Flat webservice shape: one property per allowed reference key' },
 );
 
 export const UsageResponse = Type.Object(
@@ -273,27 +310,65 @@ export const UsageResponse = Type.Object(
     daily: Type.Array(Type.Object({ date: Type.String(), requests: Type.Integer(), errors: Type.Integer() }, { additionalProperties: false })),
     services: Type.Array(Type.Object({ service: Type.String(), requests: Type.Integer(), share: Type.Number() }, { additionalProperties: false })),
     errors: Type.Array(
-      Type.Object({ at: Timestamp, service: Type.String(), path: Type.String(), http_status: Type.Integer(), error: Type.String() }, { additionalProperties: false }),
+      Type.Object(
+        {
+          at: Timestamp,
+          service: Type.String(),
+          path: Type.String({ description: 'The path and query of the latest failure in the entry' }),
+          http_status: Type.Integer(),
+          error: Type.String(),
+          count: Type.Integer({ minimum: 1, description: 'How many failures the entry folds' }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'The error log, newest first: the last 1,000 entries or 30 days. Repeats of one error on one service within one minute are one entry with a `count`; `at`, `path` and `http_status` are those of the latest.',
+      },
     ),
   },
   { $id: 'UsageResponse', additionalProperties: false },
 );
 
-export const HistoryParams = Type.Object({
-  key: Type.String({ pattern: KEY_PATTERN.source, description: 'One reference key or alias', examples: ['usd_free'] }),
-});
-
-const DateInput = (description: string) =>
-  Type.String({ description: `${description}: a date (2026-11-01), a Jalali date (1405-08-10; a year below 1700 is Jalali) or a date-time with an offset`, examples: ['2026-11-01'] });
-
-export const HistoryQuery = Type.Object(
+export const WebhooksResponse = Type.Object(
   {
-    interval: Type.Optional(Type.Unsafe<(typeof INTERVALS)[number]>({ type: 'string', enum: [...INTERVALS], default: '1d', description: `Candle length: ${INTERVALS.join(', ')}` })),
-    from: Type.Optional(DateInput('First candle (default: 30 candles before `to`)')),
-    to: Type.Optional(DateInput('Last candle (default: now); a date includes that whole day')),
-    unit: Type.Optional(Unit),
+    ...Ok,
+    account: Type.String(),
+    endpoints: Type.Array(
+      Type.Object(
+        {
+          id: Type.String({ examples: ['wh_3f9c2a1b7d4e8f60'] }),
+          url: Type.String(),
+          state: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]),
+          rules: Type.Array(Type.String(), { description: 'Alert rules as given: `<key><op><number>` or `<key>.change_percent<op><number>`' }),
+          events: Type.Array(Type.Union([Type.Literal('stale'), Type.Literal('recovered')])),
+          failing_since: Type.Union([Timestamp, Type.Null()], { description: 'The first failed attempt since the last success; null while deliveries succeed' }),
+          disabled_reason: Type.Union([Type.String(), Type.Null()]),
+          created_at: Timestamp,
+        },
+        { additionalProperties: false },
+      ),
+      { description: "The account's endpoints, oldest first; secrets are never shown" },
+    ),
+    deliveries: Type.Array(
+      Type.Object(
+        {
+          at: Timestamp,
+          endpoint: Type.String(),
+          delivery: Type.Union([Type.String(), Type.Null()], { description: 'The delivery id, sent as `webhook-id` with each attempt; null on an endpoint’s own line' }),
+          type: Type.Union([Type.Literal('rate.alert'), Type.Literal('rate.stale'), Type.Literal('rate.recovered'), Type.Null()]),
+          attempt: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+          status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status the endpoint answered; null when it did not answer' }),
+          error: Type.Union([Type.String(), Type.Null()]),
+          duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+          outcome: Type.Union([Type.Literal('delivered'), Type.Literal('retrying'), Type.Literal('given_up'), Type.Literal('disabled')]),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The delivery log, newest first: the last 100 lines of 30 days (each attempt, each delivery given up, each endpoint disabled)' },
+    ),
   },
-  { additionalProperties: false },
+  { $id: 'WebhooksResponse', additionalProperties: false },
 );
 
 export const CandleSchema = Type.Object(
@@ -326,4 +401,43 @@ export const HistoryResponse = Type.Object(
   { $id: 'HistoryResponse', additionalProperties: false },
 );
 
-SHARED_SCHEMAS.push(LegacyEntrySchema, WebserviceResponse, UsageResponse, CandleSchema, HistoryResponse);
+SHARED_SCHEMAS.push(WebserviceEntrySchema, WebserviceResponse, UsageResponse, WebhooksResponse, CandleSchema, HistoryResponse);
+
+/** An exact decimal, written as a JSON number with the digits it has (never through a float). */
+const Exact = (description: string) => Type.Number({ description });
+
+const ConvertSide = (description: string) => Type.String({ description: `${description}: the canonical reference key, or IRR / IRT` });
+
+export const ConvertResponse = Type.Object(
+  {
+    ...Ok,
+    from: ConvertSide('What the amount counts'),
+    to: ConvertSide('What the result counts'),
+    amount: Exact('The amount asked, in normal form'),
+    result: Exact('amount × price of from ÷ price of to: exact when the quotient terminates, else rounded half-even to 6 decimals'),
+    rates: Type.Array(Type.Ref(RateSchema), { description: 'The rates used, as the detail endpoint serves them (in toman with unit=toman); none for IRR and IRT' }),
+  },
+  { $id: 'ConvertResponse', additionalProperties: false },
+);
+
+export const JewelleryResponse = Type.Object(
+  {
+    ...Ok,
+    weight: Exact('Grams, as asked'),
+    karat: Type.Union([Type.Literal(18), Type.Literal(21), Type.Literal(22), Type.Literal(24)]),
+    making_percent: Exact('Making charge, percent'),
+    profit_percent: Exact('Profit, percent'),
+    vat_percent: Exact('VAT, percent'),
+    currency: Type.Union([Type.Literal('IRR'), Type.Literal('IRT')], { description: 'IRT with unit=toman' }),
+    gram_price: Exact('The gram price of the karat used, in currency'),
+    gold: Exact('weight × gram_price, exact'),
+    making: Exact('gold × making_percent ÷ 100, exact'),
+    profit: Exact('(gold + making) × profit_percent ÷ 100, exact'),
+    vat: Exact('(making + profit) × vat_percent ÷ 100, exact'),
+    total: Type.Integer({ description: 'gold + making + profit + vat, rounded half up to a whole rial (or toman)' }),
+    rates: Type.Array(Type.Ref(RateSchema), { description: 'The gram price used, as the detail endpoint serves it' }),
+  },
+  { $id: 'JewelleryResponse', additionalProperties: false },
+);
+
+SHARED_SCHEMAS.push(ConvertResponse, JewelleryResponse);

@@ -19,10 +19,3 @@ export function routableUrl(url: string): string {
     return path.replaceAll('%', '%25') + url.slice(end);
   }
 }
-
-const QUERY_KEY = /([?&]api_key=)[^&#]*/gi;
-
-/** The URL as it may be logged or stored: a key sent as `?api_key=` (EventSource cannot send headers) never is. */
-export function redactUrl(url: string): string {
-  return url.toLowerCase().includes('api_key=') ? url.replace(QUERY_KEY, '$1[redacted]') : url;
-}

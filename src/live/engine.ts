@@ -1,9 +1,12 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { countBands, resolveReference, type JumpHold, type KnownValue, type ScreenedOut, type SourceView } from '../domain/resolve.js';
+import { DERIVED_SOURCE, type DerivedReference } from '../domain/formula.js';
+import { resolveReference, staleFrom, type JumpHold, type KnownValue, type ScreenedOut, type SourceView } from '../domain/resolve.js';
 import type { Rate } from '../domain/rate.js';
 import { DEFAULT_SCREENING, type Screening } from '../domain/screening.js';
 import type { ZoneTime } from '../domain/time.js';
-import type { ScreenCount, SourceMonitor } from '../sources/monitor.js';
+import type { SourceMonitor } from '../sources/monitor.js';
+import { Derivations } from './derived.js';
+import { assessDerived } from './derived-health.js';
 import { MarketDays, type DaySeed } from './market-day.js';
 import { prepareRate } from './prepare.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
@@ -23,8 +26,6 @@ export class RatesEngine {
   private readonly holds = new Map<string, JumpHold>();
   /** Screening rules per catalogue entry (catalogue order). */
   private readonly screenings: Screening[];
-  /** The previous build's screened-out values, so each new rejection is counted once. */
-  private screened = new Map<string, ReadonlyMap<string, ScreenedOut>>();
   private readonly orderFor: (sources: SourceView[]) => SourceView[][];
   private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
   private ticker: NodeJS.Timeout | null = null;
@@ -36,6 +37,10 @@ export class RatesEngine {
   /** The next local midnight (epoch ms): the market day rolls over there. */
   private nextMidnight = Infinity;
   private readonly days = new MarketDays();
+  /** The references computed from others (config `derived`); null when there are none. */
+  private readonly derivations: Derivations | null;
+  /** Catalogue indexes in the order they are resolved: a derived reference after every reference it reads. */
+  private readonly resolveOrder: readonly number[];
 
   constructor(
     private readonly catalogue: Catalogue,
@@ -44,8 +49,12 @@ export class RatesEngine {
     sourcePriority: Record<string, string[]> = {},
     /** Screening rules by canonical reference key; DEFAULT_SCREENING for the rest. */
     screening: Record<string, Screening> = {},
+    /** The derived references, each after the derived ones it reads (config-derived.ts). */
+    private readonly derived: readonly DerivedReference[] = [],
   ) {
-    this.orderFor = priorityOrder(catalogue, monitor.names, sourcePriority);
+    this.derivations = derived.length > 0 ? new Derivations(catalogue, derived) : null;
+    this.resolveOrder = this.derivations?.order ?? catalogue.references.map((_, index) => index);
+    this.orderFor = priorityOrder(catalogue, monitor.names, sourcePriority, this.derivations?.keys ?? new Set());
     this.screenings = catalogue.references.map((reference) => screening[reference.key] ?? DEFAULT_SCREENING);
     this.snapshot = { version: 0, builtAt: time.now(), rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
   }
@@ -70,15 +79,14 @@ export class RatesEngine {
     }
   }
 
-  /** Carry each reference's market day over a restart (from the history store), before `start`. */
+  /**
+   * Carry each reference's market day over from the history store: before
+   * `start` after a restart, or later once the recorder has loaded a history
+   * written meanwhile (the demo's first start). Shows from the next rebuild.
+   */
   seedDays(seeds: ReadonlyMap<string, DaySeed>): void {
     for (const [key, seed] of seeds) this.days.seed(key, seed);
-  }
-
-  /** The market days' earlier part, learned after values were served (see `MarketDays.prepend`); shows from the next rebuild. */
-  prependDays(seeds: ReadonlyMap<string, DaySeed>): void {
-    for (const [key, seed] of seeds) this.days.prepend(key, seed);
-    if (this.ticker) this.schedule();
+    if (this.ticker && seeds.size > 0) this.schedule();
   }
 
   onSnapshot(listener: (snapshot: Snapshot) => void): void {
@@ -126,11 +134,10 @@ export class RatesEngine {
     this.sourcesChanged = false;
     const previous = this.snapshot;
     const views = this.monitor.views();
-    // Values out of their band are never served; how many each source holds only moves when a source does.
-    if (sourcesChanged) this.monitor.recordBands(countBands(this.catalogue.references, views));
-    const maxAge = new Map(views.map((view) => [view.name, view.maxAgeMs]));
     let nextExpiry = Infinity;
-    const ordered = this.orderFor(views);
+    // The derived references' own source, filled in as the build goes (each value from the rates served before it).
+    const derived = this.derivations?.begin() ?? null;
+    const ordered = this.orderFor(derived ? [...views, derived.view] : views);
     const rates = new Map<string, PreparedRate>();
     const counts = { ok: 0, stale: 0, unavailable: 0 };
     // Source data alone may change (a source lower in priority moved): `expand=sources` shows it, so it is a new snapshot.
@@ -140,9 +147,10 @@ export class RatesEngine {
     this.nextMidnight = this.time.nextMidnight(now);
     const orderedByKey = new Map<string, readonly SourceView[]>();
     const screened = new Map<string, ReadonlyMap<string, ScreenedOut>>();
-    const screenCounts = new Map<string, ScreenCount>(views.map((view) => [view.name, { outliers: 0, held: 0, newOutliers: 0 }]));
 
-    this.catalogue.references.forEach((reference, index) => {
+    for (const index of this.resolveOrder) {
+      const reference = this.catalogue.references[index]!;
+      derived?.prepare(reference);
       const sources = ordered[index]!;
       const screening = this.screenings[index]!;
       const resolution = resolveReference(reference, sources, now, this.lastKnown.get(reference.key), screening, this.holds.get(reference.key));
@@ -152,36 +160,31 @@ export class RatesEngine {
         this.holds.set(reference.key, resolution.hold);
         nextExpiry = Math.min(nextExpiry, resolution.hold.since + screening.confirmMs);
       } else this.holds.delete(reference.key);
-      if (resolution.screened) {
-        screened.set(reference.key, resolution.screened);
-        const before = this.screened.get(reference.key);
-        for (const [name, why] of resolution.screened) {
-          const count = screenCounts.get(name)!;
-          if (why === 'outlier') {
-            count.outliers++;
-            if (before?.get(name) !== 'outlier') count.newOutliers++;
-          } else count.held++;
-        }
-      }
+      if (resolution.screened) screened.set(reference.key, resolution.screened);
       counts[resolved.status]++;
       const rate: Rate = { ...resolved, ...this.days.fieldsFor(reference.key, resolved.value, day) };
+      let freshUntil = -Infinity;
       if (rate.value !== null && rate.source !== null && rate.updated_at !== null) {
         this.lastKnown.set(reference.key, { value: { raw: rate.value, value: Number(rate.value), updatedAt: rate.updated_at }, source: rate.source });
         if (lastUpdate === null || rate.updated_at > lastUpdate) lastUpdate = rate.updated_at;
-        if (rate.status === 'ok') nextExpiry = Math.min(nextExpiry, rate.updated_at + maxAge.get(rate.source)! + 1);
+        if (rate.status === 'ok') nextExpiry = Math.min(nextExpiry, (freshUntil = servedStaleFrom(sources, rate.source, reference.source_key)));
       }
+      derived?.record(reference.key, resolved, freshUntil);
       const old = previous.rates.get(reference.key);
       const prepared = prepareRate(rate, this.time, old);
       if (prepared !== old) changed = true;
       rates.set(reference.key, prepared);
-    });
-    this.screened = screened;
-    this.monitor.recordScreening(screenCounts);
+    }
 
     this.nextExpiry = nextExpiry;
     if (!changed) return previous;
+    // Each source's state as its owner, the monitor, tells it now; what screening rejected goes out in the snapshot.
     const states = new Map(this.monitor.health(now).map((health) => [health.name, health.state]));
-    this.snapshot = { version: previous.version + 1, builtAt: now, rates, lastUpdate, counts, sources: { ordered: orderedByKey, states, screened } };
+    // Rates are listed in catalogue order, whatever order they were resolved in.
+    const listed = derived ? new Map(this.catalogue.references.map((reference) => [reference.key, rates.get(reference.key)!])) : rates;
+    // The derived source's state as every node's status works it out from this snapshot (live/derived-health.ts).
+    if (derived) states.set(DERIVED_SOURCE, assessDerived(this.derived, listed).state);
+    this.snapshot = { version: previous.version + 1, builtAt: now, rates: listed, lastUpdate, counts, sources: { ordered: orderedByKey, states, screened } };
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;
   }
@@ -190,26 +193,44 @@ export class RatesEngine {
 /**
  * Each reference's sources in priority order: the configured order, or for a
  * reference named in `source_priority`, its listed sources first and the rest
- * after them in configured order (so a listing never drops a source).
- * Returns a function from the monitor's views (configured order) to one
- * ordered list per catalogue entry; references sharing an order share a list.
+ * after them in configured order (so a listing never drops a source). The
+ * `derived` source comes after the configured ones, and only for references
+ * with a formula.
+ * Returns a function from the monitor's views (configured order, then the
+ * derived source when there is one) to one ordered list per catalogue entry;
+ * references sharing an order share a list.
  */
-function priorityOrder(catalogue: Catalogue, names: string[], sourcePriority: Record<string, string[]>) {
+function priorityOrder(catalogue: Catalogue, names: string[], sourcePriority: Record<string, string[]>, derivedKeys: ReadonlySet<string>) {
+  const all = derivedKeys.size > 0 ? [...names, DERIVED_SOURCE] : names;
   const indexOrders = catalogue.references.map((reference) => {
+    const usable = derivedKeys.has(reference.key) ? all : names;
     const listed = sourcePriority[reference.key];
-    if (!listed) return null;
-    const first = listed.map((name) => names.indexOf(name)).filter((i) => i >= 0);
-    const rest = names.map((_, i) => i).filter((i) => !first.includes(i));
+    if (!listed) return usable === all ? null : PLAIN;
+    const first = listed.map((name) => usable.indexOf(name)).filter((i) => i >= 0);
+    const rest = usable.map((_, i) => i).filter((i) => !first.includes(i));
     return [...first, ...rest];
   });
   return (views: SourceView[]): SourceView[][] => {
     const shared = new Map<string, SourceView[]>();
+    let plain: SourceView[] | null = null;
     return indexOrders.map((order) => {
       if (order === null) return views;
+      // Every configured source, without the derived one.
+      if (order === PLAIN) return (plain ??= views.slice(0, names.length));
       const id = order.join(',');
       let list = shared.get(id);
       if (!list) shared.set(id, (list = order.map((i) => views[i]!)));
       return list;
     });
   };
+}
+
+/** The configured sources in configured order, without the derived source (for a reference with no formula). */
+const PLAIN = 'plain';
+
+/** When the value served from source `name` stops being fresh: past its source's max age, or at its own expiry (a manual price's). */
+function servedStaleFrom(sources: readonly SourceView[], name: string, sourceKey: string): number {
+  const view = sources.find((source) => source.name === name);
+  const value = view?.items.get(sourceKey);
+  return view && value ? staleFrom(value, view.maxAgeMs) : Infinity;
 }

@@ -39,29 +39,6 @@ export class MarketDays {
     this.states.set(key, state);
   }
 
-  /**
-   * What came before the values this process served (the demo's past,
-   * written after the first values were served): the same day's open and
-   * range go first, and its previous close applies unless one is known.
-   * A reference not served yet starts from the seed, as after a restart.
-   */
-  prepend(key: string, seed: DaySeed): void {
-    const state = this.states.get(key);
-    if (!state) return this.seed(key, seed);
-    if (state.day === seed.day) {
-      state.open = seed.open;
-      if (compareDecimal(seed.high, state.high) > 0) state.high = seed.high;
-      if (compareDecimal(seed.low, state.low) < 0) state.low = seed.low;
-      state.prevClose ??= seed.prevClose;
-    } else if (state.day > seed.day) {
-      // The day turned meanwhile: the earlier day's close is the previous close.
-      state.prevClose ??= seed.close;
-    } else {
-      return;
-    }
-    state.fields = fieldsOf(state);
-  }
-
   /** The day fields of a reference serving `value` on `day` (YYYY-MM-DD), the day's range updated with it. */
   fieldsFor(key: string, value: string | null, day: string): DayFields {
     if (value === null) return NO_DAY_FIELDS;

@@ -1,5 +1,5 @@
 import { fnv1a } from '../domain/hash.js';
-import { serialiseLegacyEntry, serialiseRate, type Rate, type RateTime } from '../domain/rate.js';
+import { serialiseWebserviceEntry, serialiseRate, type Rate, type RateTime } from '../domain/rate.js';
 import { inToman, type RateUnit } from '../domain/units.js';
 import type { PreparedRate } from './snapshot.js';
 
@@ -27,7 +27,7 @@ function prepared(rate: Rate, json: string, time: RateTime): PreparedRate {
   const self: PreparedRate = {
     rate,
     json,
-    legacy: serialiseLegacyEntry(rate, time),
+    webservice: serialiseWebserviceEntry(rate, time),
     hash: fnv1a(json),
     toman() {
       if (toman === undefined) {

@@ -6,8 +6,8 @@ import type { SourceState } from '../sources/monitor.js';
 export interface PreparedRate {
   readonly rate: Rate;
   readonly json: string;
-  /** The entry of the legacy per-user feed: `{"title","value","unit",…,"date_jalali"}`. */
-  readonly legacy: string;
+  /** The entry of the webservice per-user feed: `{"title","value","unit",…,"date_jalali"}`. */
+  readonly webservice: string;
   readonly hash: number;
   /** The same rate shown in toman (itself when the price is not in rial): prepared on first use, then kept. */
   toman(): PreparedRate;

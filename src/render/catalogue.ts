@@ -1,8 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import { detached, ENTRY_OVERHEAD_BYTES, stringBytes } from '../domain/cache-size.js';
 import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
 import type { Category, Reference } from '../domain/reference.js';
-import { foldForSearch } from '../domain/search.js';
+import { parseQuery } from '../domain/search.js';
 import { StampedBody } from './detail.js';
 
 /** What a catalogue request filters on; absent fields do not filter. */
@@ -20,8 +21,6 @@ interface Entry {
   notInPlan: string;
   inPlanHash: number;
   notInPlanHash: number;
-  /** Key, aliases and titles, folded for search. */
-  haystack: string;
 }
 
 /** A listing ready to send but for its time: `","count":…,"references":[…]}` encoded once, stamped once a second. */
@@ -30,8 +29,17 @@ export interface Listing {
   body: StampedBody;
 }
 
-/** Listings kept, by bytes (the full catalogue is about 130 KB, its compressed forms about 35 KB more). */
-const MAX_CACHED_BYTES = 16 * 1024 * 1024;
+export interface ListingBounds {
+  maxBytes: number;
+  maxListings: number;
+}
+
+/**
+ * Listings kept: 16 MB (the full catalogue is about 130 KB, its compressed
+ * forms about 35 KB more), and at most 2,000 of them, so searches matching
+ * little (a listing of a few bytes each) cannot make up the bytes in count.
+ */
+const BOUNDS: ListingBounds = { maxBytes: 16 * 1024 * 1024, maxListings: 2_000 };
 const EVERY_REFERENCE = 0;
 
 /**
@@ -43,11 +51,20 @@ const EVERY_REFERENCE = 0;
  */
 export class CatalogueRenderer {
   private readonly entries: Entry[];
-  private readonly listings = new LRUCache<string, Listing>({ maxSize: MAX_CACHED_BYTES, sizeCalculation: (listing) => listing.body.size });
+  private readonly byKey: Map<string, Entry>;
+  private readonly listings: LRUCache<string, Listing>;
   private readonly allowanceIds = new WeakMap<ReadonlySet<string>, number>();
   private nextAllowanceId = EVERY_REFERENCE + 1;
+  /** The listing id of each allowance without a filter (what boards poll), made once: such a request builds no string. */
+  private readonly plainIds = new WeakMap<ReadonlySet<string>, string>();
+  private readonly plainIdOfEverything = `${EVERY_REFERENCE}|||`;
 
-  constructor(catalogue: Catalogue) {
+  constructor(
+    private readonly catalogue: Catalogue,
+    bounds: ListingBounds = BOUNDS,
+  ) {
+    // A listing costs its body, its key (the normalised search text included) and the entry itself.
+    this.listings = new LRUCache({ max: bounds.maxListings, maxSize: bounds.maxBytes, sizeCalculation: (listing, id) => ENTRY_OVERHEAD_BYTES + stringBytes(id) + listing.body.size });
     this.entries = catalogue.references.map((reference) => {
       // The sanity band (min, max) is internal: it screens sources and never reaches a client.
       const open = JSON.stringify({
@@ -65,21 +82,40 @@ export class CatalogueRenderer {
       }).slice(0, -1);
       const inPlan = `${open},"in_plan":true}`;
       const notInPlan = `${open},"in_plan":false}`;
-      const haystack = foldForSearch([reference.key, ...reference.aliases, reference.title, reference.title_en].join('\n'));
-      return { reference, inPlan, notInPlan, inPlanHash: fnv1a(inPlan), notInPlanHash: fnv1a(notInPlan), haystack };
+      return { reference, inPlan, notInPlan, inPlanHash: fnv1a(inPlan), notInPlanHash: fnv1a(notInPlan) };
     });
+    this.byKey = new Map(this.entries.map((entry) => [entry.reference.key, entry]));
   }
 
-  /** `allowance`: the caller's references, null for every one. */
-  prepare(allowance: ReadonlySet<string> | null, filter: CatalogueFilter = {}): Listing {
-    const needle = filter.q === undefined ? '' : foldForSearch(filter.q.trim());
-    const id = `${this.idOf(allowance)}|${filter.category ?? ''}|${filter.inPlan ?? ''}|${needle}`;
+  /** Listings and bytes held now (for tests and metrics). */
+  get held(): { listings: number; bytes: number } {
+    return { listings: this.listings.size, bytes: this.listings.calculatedSize };
+  }
+
+  /**
+   * `allowance`: the caller's references, null for every one. Kept by the
+   * filter as it matches (`q` as its folded words: `  Dollar `, `dollar`,
+   * `بیت‌کوین` and `بیت کوين` share one listing each). With `q` the listing
+   * is in the search's order, best match first (Catalogue.search).
+   */
+  prepare(allowance: ReadonlySet<string> | null, filter?: CatalogueFilter): Listing {
+    const needle = filter?.q === undefined ? '' : (parseQuery(filter.q)?.canonical ?? '');
+    const id = filter === undefined ? this.plainId(allowance) : `${this.idOf(allowance)}|${filter.category ?? ''}|${filter.inPlan ?? ''}|${needle}`;
     let listing = this.listings.get(id);
     if (!listing) {
-      listing = this.join(allowance, filter.category, filter.inPlan, needle);
-      this.listings.set(id, listing);
+      listing = this.join(allowance, filter?.category, filter?.inPlan, needle);
+      // The search text may be a slice of the request's URL: keep a copy of its own, not the URL.
+      this.listings.set(detached(id), listing);
     }
     return listing;
+  }
+
+  /** The same id as a filter with nothing set would get. */
+  private plainId(allowance: ReadonlySet<string> | null): string {
+    if (allowance === null) return this.plainIdOfEverything;
+    let id = this.plainIds.get(allowance);
+    if (id === undefined) this.plainIds.set(allowance, (id = `${this.idOf(allowance)}|||`));
+    return id;
   }
 
   private idOf(allowance: ReadonlySet<string> | null): number {
@@ -92,11 +128,11 @@ export class CatalogueRenderer {
   private join(allowance: ReadonlySet<string> | null, category: Category | undefined, inPlan: boolean | undefined, needle: string): Listing {
     const parts: string[] = [];
     let hash = 0;
-    for (const entry of this.entries) {
+    const entries = needle === '' ? this.entries : this.catalogue.search(needle).map((reference) => this.byKey.get(reference.key)!);
+    for (const entry of entries) {
       const allowed = allowance === null || allowance.has(entry.reference.key);
       if (category !== undefined && entry.reference.category !== category) continue;
       if (inPlan !== undefined && allowed !== inPlan) continue;
-      if (needle !== '' && !entry.haystack.includes(needle)) continue;
       parts.push(allowed ? entry.inPlan : entry.notInPlan);
       hash = combineHash(hash, allowed ? entry.inPlanHash : entry.notInPlanHash);
     }

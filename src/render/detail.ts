@@ -7,8 +7,9 @@ import { preparedIn } from '../live/prepare.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { describeSources, withSources } from '../live/source-report.js';
 import { compress, MIN_COMPRESSED_BYTES, SplicedGzip, type Encoding } from './compression.js';
+import { OK_HEAD, okHead } from './envelope.js';
 import { SnapshotCache } from './snapshot-cache.js';
-import { MAX_KEYS, parseKeyList } from './keys.js';
+import { MAX_KEYS, normalKeyList, parseKeyList } from './keys.js';
 
 export interface Rendered {
   body: string | Buffer;
@@ -61,7 +62,7 @@ export function renderDetail(
     const shown = preparedIn(prepared, view.unit);
     let json = shown.json;
     if (view.sources) {
-      json = withSources(json, shown.rate, describeSources(reference, prepared.rate, snapshot), view.time);
+      json = withSources(json, shown.rate, describeSources(reference, prepared.rate, snapshot), view.time, view.unit);
       hash = combineHash(hash, fnv1a(json));
     } else hash = combineHash(hash, shown.hash);
     rates += rates === '' ? json : ',' + json;
@@ -72,7 +73,7 @@ export function renderDetail(
   }
   hash = combineHash(hash, denied.length);
   const body =
-    `${HEAD}${generatedAt}","count":${included.size},"rates":[${rates}]` +
+    `${okHead(generatedAt)},"count":${included.size},"rates":[${rates}]` +
     `,"meta":{"max_keys":${MAX_KEYS},"includes_prices":true,"unknown_keys":${JSON.stringify(unknown)},"denied_keys":${JSON.stringify(denied)}}}`;
   return { body, etag: etagOf('d', hash), namesUnknownKeys: unknown.length > 0 };
 }
@@ -86,11 +87,12 @@ function indexOfView(unit: RateUnit, sources: boolean): number {
   return (unit === 'toman' ? 1 : 0) + (sources ? 2 : 0);
 }
 
-const HEAD = '{"success":true,"status":"ok","generated_at":"';
-/** Per snapshot and view; ~5 KB each. */
-const MAX_CACHED_RESPONSES = 2_000;
+/** Per snapshot and view: answers of a few keys (~1–5 KB each, with their compressed forms). */
+const PLAIN_BOUNDS = { entries: 2_000, bytes: 4 * 1024 * 1024 };
 /** Expanded answers are larger and rarer. */
-const MAX_CACHED_EXPANDED = 200;
+const EXPANDED_BOUNDS = { entries: 200, bytes: 2 * 1024 * 1024 };
+/** A cache per view (see viewIndex) holds the answers of the last few snapshots, so at most 4 × (4 + 4 + 2 + 2) MB in all. */
+const SNAPSHOTS_KEPT = 4;
 const EVERY_REFERENCE = Symbol('every reference');
 
 /** A detail response ready to write but for its `generated_at`. */
@@ -99,15 +101,23 @@ export interface PreparedDetail {
   etag: string;
 }
 
+type CachedDetail = PreparedDetail & { namesUnknownKeys: boolean };
+
 /**
- * Detail responses cached per snapshot, view, allowance and keys segment: a
+ * Detail responses cached per snapshot, view, allowance and key list: a
  * board polling the same keys costs a few map lookups per request until the
  * snapshot it sees changes. Failures are not cached (they throw).
+ *
+ * Answers are kept under the key list as the answer reads it (keys trimmed,
+ * lower-cased, each once, in request order: `usd,eur`), never under the raw
+ * segment, which may be any of countless spellings of the same list up to the
+ * URL's length. A segment already in that form (what clients send) is looked
+ * up as it is, with nothing parsed or made; any other is parsed first.
  */
 export class DetailRenderer {
   /** One cache per view: rial, toman, and each with sources (see viewIndex). */
-  private readonly caches = [MAX_CACHED_RESPONSES, MAX_CACHED_RESPONSES, MAX_CACHED_EXPANDED, MAX_CACHED_EXPANDED].map(
-    (size) => new SnapshotCache<PreparedDetail & { namesUnknownKeys: boolean }>(size),
+  private readonly caches = [PLAIN_BOUNDS, PLAIN_BOUNDS, EXPANDED_BOUNDS, EXPANDED_BOUNDS].map(
+    (bounds) => new SnapshotCache<CachedDetail>(bounds.entries, SNAPSHOTS_KEPT, bounds.bytes, (prepared) => prepared.body.size),
   );
   private readonly views: DetailView[];
 
@@ -120,18 +130,35 @@ export class DetailRenderer {
 
   prepare(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null, unit: RateUnit = DEFAULT_RATE_UNIT, sources = false): PreparedDetail {
     const index = indexOfView(unit, sources);
-    const view = this.views[index]!;
-    return this.caches[index]!.get(
+    const cache = this.caches[index]!;
+    const kept = cache.find(snapshot, allowance ?? EVERY_REFERENCE, segment);
+    return kept ?? this.prepareAnew(cache, snapshot, normalKeyList(segment), allowance, this.views[index]!);
+  }
+
+  /** `keys`: the segment in normal form (see normalKeyList), so every spelling of a list shares one entry and one ETag. */
+  private prepareAnew(cache: SnapshotCache<CachedDetail>, snapshot: Snapshot, keys: string, allowance: ReadonlySet<string> | null, view: DetailView): CachedDetail {
+    return cache.get(
       snapshot,
       allowance ?? EVERY_REFERENCE,
-      segment,
+      keys,
       () => {
-        const { body, etag, namesUnknownKeys } = renderDetail(snapshot, this.catalogue, segment, allowance, '', view);
-        return { body: new StampedBody(Buffer.from(body.slice(HEAD.length))), etag, namesUnknownKeys };
+        const { body, etag, namesUnknownKeys } = renderDetail(snapshot, this.catalogue, keys, allowance, '', view);
+        return { body: new StampedBody(Buffer.from(body.slice(OK_HEAD.length))), etag, namesUnknownKeys };
       },
       // Answers naming unknown keys are not kept: any string is an unknown key.
       (prepared) => !prepared.namesUnknownKeys,
     );
+  }
+
+  /** Answers and bytes held for `snapshot`, every view together (for tests and metrics). */
+  held(snapshot: Snapshot): { entries: number; bytes: number } {
+    const held = { entries: 0, bytes: 0 };
+    for (const cache of this.caches) {
+      const { entries, bytes } = cache.held(snapshot);
+      held.entries += entries;
+      held.bytes += bytes;
+    }
+    return held;
   }
 
   render(snapshot: Snapshot, segment: string, allowance: ReadonlySet<string> | null, generatedAt: string): { body: Buffer; etag: string } {
@@ -161,10 +188,10 @@ export class StampedBody {
   /** `tail`: everything after the generated_at value, UTF-8 encoded. */
   constructor(private readonly tail: Buffer) {}
 
-  /** `extra` follows the time in the head and must change only with it (the legacy feed's server_time). */
+  /** `extra` follows the time in the head and must change only with it (the webservice feed's server_time). */
   at(generatedAt: string, extra = ''): Buffer {
     if (generatedAt !== this.stamp) {
-      const head = HEAD + generatedAt + extra;
+      const head = OK_HEAD + generatedAt + extra;
       const whole = Buffer.allocUnsafeSlow(head.length + this.tail.length);
       whole.write(head, 0, 'latin1');
       this.tail.copy(whole, head.length);
@@ -177,14 +204,19 @@ export class StampedBody {
     return this.whole;
   }
 
-  /** Bytes held, roughly: for caches bounded by size. */
+  /**
+   * Bytes held at most, about: the tail, the stamped whole, and once asked
+   * for, the compressed forms (gzip's deflated tail and stamped form, and
+   * brotli's; JSON compresses to a third or less, so the three stay under
+   * the tail's size). For caches bounded by size.
+   */
   get size(): number {
-    return this.tail.length * 2;
+    return OK_HEAD.length + this.tail.length * (this.compressible ? 3 : 2);
   }
 
   /** Whether the body is worth compressing (decided on its tail, so before any stamp). */
   get compressible(): boolean {
-    return this.tail.length + HEAD.length > MIN_COMPRESSED_BYTES;
+    return this.tail.length + OK_HEAD.length > MIN_COMPRESSED_BYTES;
   }
 
   /** The body last returned by `at`, compressed; null when it is too small to be worth it. */

@@ -3,13 +3,14 @@ import type { Reference } from '../domain/reference.js';
 import type { ZoneTime } from '../domain/time.js';
 import { RIAL_CURRENCY, TOMAN_CURRENCY, tomanLabel } from '../domain/units.js';
 import type { Interval } from '../history/buckets.js';
-import type { RenderedCandles } from '../history/reader.js';
+import type { RenderedCandles } from '../history/range-render.js';
+import { okHead } from './envelope.js';
 
-const HEAD = '{"success":true,"status":"ok","generated_at":"';
 
 /** What a history body says besides its candles. */
 export interface HistoryBodyHead {
-  reference: Reference;
+  /** What the body says of the reference (a render worker gets only these fields). */
+  reference: Pick<Reference, 'key' | 'title' | 'unit' | 'currency' | 'per'>;
   interval: Interval;
   from: number;
   to: number;
@@ -24,11 +25,11 @@ export interface HistoryBodyHead {
  */
 export function renderHistory(head: HistoryBodyHead, candles: RenderedCandles, time: ZoneTime, generatedAt: string): { body: string; etag: string } {
   const { reference } = head;
-  // In toman (PRODUCT §7) the label and currency say so; the candles come divided already.
+  // In toman (docs/api.md#units-and-precision) the label and currency say so; the candles come divided already.
   const toman = head.toman === true && reference.currency === RIAL_CURRENCY;
   const meta =
     `,"key":${JSON.stringify(reference.key)},"title":${JSON.stringify(reference.title)},"unit":${JSON.stringify(toman ? tomanLabel(reference.unit) : reference.unit)}` +
     `,"currency":${JSON.stringify(toman ? TOMAN_CURRENCY : reference.currency)},"per":${JSON.stringify(reference.per)}` +
     `,"interval":"${head.interval}","from":"${time.format(head.from)}","to":"${time.format(head.to)}","count":${candles.count},"candles":[`;
-  return { body: `${HEAD}${generatedAt}"${meta}${candles.json}]}`, etag: etagOf('h', combineHash(fnv1a(meta), candles.hash)) };
+  return { body: `${okHead(generatedAt)}${meta}${candles.json}]}`, etag: etagOf('h', combineHash(fnv1a(meta), candles.hash)) };
 }

@@ -20,3 +20,13 @@ export function parseKeyList(segment: string): string[] {
   if (seen.size > MAX_KEYS) throw new ApiError('RATE_KEYS_LIMIT_EXCEEDED', `${seen.size} distinct keys requested; at most ${MAX_KEYS} are allowed.`);
   return [...seen];
 }
+
+/**
+ * The keys segment in normal form: the list parseKeyList reads, joined by
+ * commas (`USD_free, eur,usd_free` → `usd_free,eur`). Every spelling of a
+ * list has this one form, at most MAX_KEYS keys of 64 characters, so it is
+ * what caches key answers on. Refuses what parseKeyList refuses.
+ */
+export function normalKeyList(segment: string): string {
+  return parseKeyList(segment).join(',');
+}

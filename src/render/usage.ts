@@ -6,13 +6,15 @@ export interface UsageReport {
   plan: string;
   daily: { date: string; requests: number; errors: number }[];
   services: { service: string; requests: number; share: number }[];
-  errors: { at: string; service: string; path: string; http_status: number; error: string }[];
+  /** One entry per service, error and minute; `at`, `path` and `http_status` are the latest of its `count` failures. */
+  errors: { at: string; service: string; path: string; http_status: number; error: string; count: number }[];
 }
 
 /**
  * Shape stored counts into the report: one row per day of the range (zero
  * days included, oldest first), each service's share of all requests, and the
- * error log newest first. `requests` counts every request, failed or not.
+ * error log newest first (each entry folds one minute's repeats of one error
+ * on one service). `requests` counts every request, failed or not.
  */
 export function buildUsageReport(
   account: { username: string; plan: string },
@@ -43,6 +45,6 @@ export function buildUsageReport(
     plan: account.plan,
     daily: [...perDay.values()],
     services,
-    errors: errors.map((e) => ({ at: time.format(e.at), service: e.service, path: e.path, http_status: e.http_status, error: e.error })),
+    errors: errors.map((e) => ({ at: time.format(e.at), service: e.service, path: e.path, http_status: e.http_status, error: e.error, count: e.count })),
   };
 }

@@ -76,7 +76,7 @@ export function openBackends(config: AppConfig, role: Role, time: ZoneTime, logg
       const own: NodeInfo = { id, ...self(), last_seen: now };
       const others = registry.nodes().filter((node) => node.id !== id);
       const nodes = [...others, own].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      return { self: id, nodes, redis: link === null ? null : link.healthy ? 'active' : 'down' };
+      return { self: id, nodes, redis: link === null ? null : link.healthy ? 'active' : 'down', refusedSnapshots: bus.refused };
     },
     async start() {
       await Promise.all([bus.start(), registry.start(), notices.start()]);

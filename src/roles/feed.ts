@@ -1,8 +1,11 @@
 import type { SharedSnapshot, SnapshotBus } from '../bus/snapshot-bus.js';
+import type { DerivedReference } from '../domain/formula.js';
 import type { ZoneTime } from '../domain/time.js';
 import { ageSnapshot, sameRates } from '../live/ageing.js';
-import { SnapshotHistory } from '../live/history.js';
-import { healthAt, type SourceHealth } from '../sources/health.js';
+import { assessDerived, derivedHealth, type DerivedAssessment } from '../live/derived-health.js';
+import { RefreshTiers } from '../live/refresh-tiers.js';
+import type { Snapshot } from '../live/snapshot.js';
+import { healthAt, type SourceHealth, type SourceType } from '../sources/health.js';
 import type { SourceConfig } from '../sources/monitor.js';
 import { REPUBLISH_MS } from './ingest.js';
 
@@ -19,6 +22,8 @@ export interface FeedOptions {
   longestIntervalSeconds: number;
   /** The sources as this node reads them while it is the ingest leader; null when it is not. */
   localHealth: (now: number) => SourceHealth[] | null;
+  /** The derived references (config `derived`): listed as one more source, `derived`, when there are any. */
+  derived?: readonly DerivedReference[];
 }
 
 /**
@@ -34,16 +39,20 @@ export interface FeedOptions {
  * status page are always recomputed at the moment they are shown.
  */
 export class SnapshotFeed {
-  readonly snapshots: SnapshotHistory;
+  readonly snapshots: RefreshTiers;
   private shared: SharedSnapshot | null = null;
   private lastHeard = -Infinity;
   private ticker: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
   private readonly maxAgeMs: Map<string, number>;
+  private readonly types: Map<string, SourceType>;
+  /** The derived source's state in the snapshot it was last worked out for. */
+  private derivedIn: { snapshot: Snapshot; assessment: DerivedAssessment } | null = null;
 
   constructor(private readonly options: FeedOptions) {
-    this.snapshots = new SnapshotHistory(null, options.longestIntervalSeconds);
+    this.snapshots = new RefreshTiers(null, options.longestIntervalSeconds);
     this.maxAgeMs = new Map(options.sources.map((source) => [source.name, source.max_age_seconds * 1000]));
+    this.types = new Map(options.sources.map((source) => [source.name, source.type]));
   }
 
   /** Take the latest snapshot the bus holds (if any) and every newer one. */
@@ -61,12 +70,26 @@ export class SnapshotFeed {
     this.ticker = null;
   }
 
-  /** The sources as the leader last shared them, with ages as of `now` (this node's own monitor while it leads). */
+  /**
+   * The sources as the leader last shared them, with ages as of `now` (this
+   * node's own monitor while it leads), each with its type from the config;
+   * then the derived source, worked out from the snapshot this node serves.
+   */
   sourceHealth(now: number): SourceHealth[] {
     const local = this.options.localHealth(now);
-    if (local) return local;
-    if (!this.shared) return [];
-    return this.shared.health.map((health) => healthAt(health, now, (this.maxAgeMs.get(health.name) ?? Infinity) / 1000));
+    const configured = local ?? this.shared?.health.map((health) => healthAt(health, now, (this.maxAgeMs.get(health.name) ?? Infinity) / 1000)) ?? [];
+    const typed = configured.map((health) => (health.type ? health : { ...health, type: this.types.get(health.name) }));
+    const derived = this.derivedHealth(now);
+    return derived ? [...typed, derived] : typed;
+  }
+
+  /** The derived source at `now`; null without formulas or before the first snapshot. */
+  private derivedHealth(now: number): SourceHealth | null {
+    const formulas = this.options.derived ?? [];
+    if (formulas.length === 0 || !this.snapshots.held) return null;
+    const snapshot = this.snapshots.latest();
+    if (this.derivedIn?.snapshot !== snapshot) this.derivedIn = { snapshot, assessment: assessDerived(formulas, snapshot.rates) };
+    return derivedHealth(this.derivedIn.assessment, now);
   }
 
   private receive(shared: SharedSnapshot): void {

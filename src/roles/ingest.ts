@@ -1,20 +1,24 @@
 import type { LeaderLease } from '../bus/lease.js';
+import type { Notices } from '../bus/notices.js';
 import type { SnapshotBus } from '../bus/snapshot-bus.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { AppConfig } from '../config.js';
-import type { PastContinuation } from '../demo/backfill.js';
 import { DemoFeeder } from '../demo/feeder.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { HistoryRecorder } from '../history/recorder.js';
+import type { DerivedReference } from '../domain/formula.js';
 import type { Screening } from '../domain/screening.js';
 import { RatesEngine } from '../live/engine.js';
 import type { DaySeed } from '../live/market-day.js';
 import type { Snapshot } from '../live/snapshot.js';
 import type { Logger } from '../log.js';
-import { SourceMonitor, type SourceHealth } from '../sources/monitor.js';
+import { ManualSourceReader, type ManualPriceStore } from '../sources/manual.js';
+import { createReader, SourceMonitor, type ScreeningVerdicts, type SourceConfig, type SourceHealth } from '../sources/monitor.js';
+import type { SourceReader } from '../sources/reader.js';
+import type { WebhookTerm } from '../webhooks/leadership.js';
 
-/** How often the leader looks whether its sources' health changed with no rate changing. */
-const HEALTH_CHECK_MS = 1000;
+/** How often the leader looks whether it owes the bus a publish (sources' health changed with no rate changing, or a while passed). */
+const REPUBLISH_CHECK_MS = 1000;
 /**
  * The leader publishes at least this often, changed or not: every node then
  * knows the leader is alive and shows its sources as of at most this long ago
@@ -30,26 +34,51 @@ export interface IngestOptions {
   sourcePriority: Record<string, string[]>;
   /** Screening rules by canonical reference key (config `screening`); the defaults for the rest. */
   screening?: Record<string, Screening>;
+  /** The derived references (config `derived`), in the order they are resolved. */
+  derived?: readonly DerivedReference[];
   time: ZoneTime;
   logger: Logger;
   lease: LeaderLease;
   bus: SnapshotBus;
   /** A history recorder for a new spell of leadership (only the leader records); none: no history. */
   openRecorder?: () => HistoryRecorder;
-  /** Told when a spell of leadership begins recording: from when, with what continues a past written later, and whether the spell has ended. */
-  onRecording?: (continuation: PastContinuation, from: number, ended: () => boolean) => void;
+  /**
+   * Asked as a spell of leadership begins, before its engine starts: a
+   * promise while something writes the history's past first (the demo's
+   * first start), null when nothing does. Meanwhile the recorder records in
+   * memory; once the promise settles it loads the history, as after a
+   * restart, and the engine takes the market days it read.
+   */
+  historyWriter?: (spell: HistorySpell) => Promise<unknown> | null;
+  /** The webhooks of a new spell of leadership (only the leader evaluates alerts and sends); none: no webhooks. */
+  openWebhooks?: () => WebhookTerm;
+  /** Where manual sources' prices are kept (the store); needed when the config has a manual source. */
+  manualPrices?: ManualPriceStore;
+  /** Change notices: a price change announced by `nerkh prices` makes manual sources look at once. */
+  notices?: Notices;
+}
+
+/** What a writer of the history's past is told of the spell of leadership it writes for. */
+export interface HistorySpell {
+  /** The lease epoch its writes are fenced by (null: not fenced). */
+  fenceEpoch: number | null;
+  /** Whether the spell has ended (stop writing). */
+  ended(): boolean;
 }
 
 /** One spell of leadership: its own monitor and engine, since a stopped monitor does not start again. */
-interface Term {
+interface Leadership {
   readonly monitor: SourceMonitor;
   readonly engine: RatesEngine;
   readonly feeder: DemoFeeder | null;
   readonly recorder: HistoryRecorder | null;
+  readonly webhooks: WebhookTerm | null;
   ticker: NodeJS.Timeout | null;
-  /** When it last published, and the health it published then (the parts that do not move with the clock alone). */
+  /** The sources' health as the monitor last told it, and whether it moved since the last publish. */
+  health: readonly SourceHealth[];
+  healthUnpublished: boolean;
+  /** When it last published. */
   publishedAt: number;
-  healthSeen: string;
   ended: boolean;
 }
 
@@ -64,7 +93,7 @@ interface Term {
  * always held.
  */
 export class IngestRole {
-  private term: Term | null = null;
+  private leadership: Leadership | null = null;
   /** Leadership changes are applied one after the other, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -80,17 +109,17 @@ export class IngestRole {
 
   /** Whether this node is ingesting now. */
   get leading(): boolean {
-    return this.term !== null;
+    return this.leadership !== null;
   }
 
   /** The history recorder of the current spell of leadership; null while this node does not lead. */
   get recorder(): HistoryRecorder | null {
-    return this.term?.recorder ?? null;
+    return this.leadership?.recorder ?? null;
   }
 
   /** The sources as this node reads them while it leads; null otherwise. */
   health(now: number): SourceHealth[] | null {
-    return this.term ? this.term.monitor.health(now) : null;
+    return this.leadership ? this.leadership.monitor.health(now) : null;
   }
 
   /** Stop ingesting for good (shutdown); the lease itself is closed by its owner. */
@@ -102,92 +131,119 @@ export class IngestRole {
 
   /**
    * Bring the role in line with the lease, after any change still being
-   * applied: a gain starts a term (its first source reads take a moment), a
-   * loss ends it. A publish from a term that has lost the lease meanwhile is
+   * applied: a gain starts a spell of leadership (its first source reads take a moment), a
+   * loss ends it. A publish from a spell of leadership that has lost the lease meanwhile is
    * refused by the bus (the lease token fences it).
    */
   private follow(): Promise<void> {
     this.applying = this.applying
       .then(async () => {
         const lead = !this.stopped && this.options.lease.isLeader;
-        if (lead && !this.term) await this.begin();
-        else if (!lead && this.term) await this.standDown();
+        if (lead && !this.leadership) await this.begin();
+        else if (!lead && this.leadership) await this.standDown();
       })
       .catch((error: unknown) => this.options.logger.error({ part: 'ingest', err: error }, 'starting or stopping ingest failed'));
     return this.applying;
   }
 
   private async begin(): Promise<void> {
-    const { config, catalogue, sourcePriority, screening, time, logger, bus } = this.options;
+    const { config, catalogue, sourcePriority, screening, derived, time, logger, bus } = this.options;
     const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue) : null;
     feeder?.start();
-    const monitor = new SourceMonitor(config.sources, time.clock, { logger });
-    const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening);
+    // Only the catalogue's keys are ever looked up: a source's other items are counted, never stored.
+    const wantedKeys = new Set(catalogue.references.map((reference) => reference.source_key));
+    const readerFor = (source: SourceConfig) => (source.type === 'manual' ? manualReader(source, this.options) : createReader(source, time.clock, wantedKeys));
+    const monitor = new SourceMonitor(config.sources, time.clock, { logger, wantedKeys, references: catalogue.references, readerFor });
+    const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening, derived);
     const recorder = this.options.openRecorder?.() ?? null;
     // Serve the same last known values as the leader before: its memory travels with every snapshot.
     const latest = bus.latest();
     engine.adoptKnownValues(latest?.lastKnown ?? new Map());
-    const term: Term = { monitor, engine, feeder, recorder, ticker: null, publishedAt: 0, healthSeen: '', ended: false };
-    this.term = term;
+    const webhooks = this.options.openWebhooks?.() ?? null;
+    const leadership: Leadership = { monitor, engine, feeder, recorder, webhooks, ticker: null, health: monitor.health(time.now()), healthUnpublished: false, publishedAt: 0, ended: false };
+    this.leadership = leadership;
+    // The monitor owns the sources' health: the bus gets what it last told, and it hears what screening rejected in each snapshot before the bus does.
+    monitor.onHealth((health, changed) => {
+      leadership.health = health;
+      if (changed) leadership.healthUnpublished = true;
+    });
+    engine.onSnapshot((snapshot) => monitor.hearScreening(snapshot.sources?.screened ?? NO_VERDICTS));
     try {
+      const pastWritten = recorder ? (this.options.historyWriter?.({ fenceEpoch: recorder.fenceEpoch, ended: () => leadership.ended }) ?? null) : null;
       // The day's open, high and low go on where the last leader left them (the store lags it by up to a second).
-      const stored = recorder ? await recorder.load() : new Map<string, DaySeed>();
+      const stored = recorder && !pastWritten ? await recorder.load() : new Map<string, DaySeed>();
       engine.seedDays(latest ? withSharedDays(stored, latest.snapshot, time) : stored);
-      engine.onSnapshot((snapshot) => this.publish(term, snapshot));
+      engine.onSnapshot((snapshot) => this.publish(leadership, snapshot));
       await engine.start();
-      const from = time.now();
       recorder?.start(engine);
-      if (recorder) this.options.onRecording?.({ recorder, engine }, from, () => term.ended);
+      if (recorder && pastWritten) void this.loadAfter(pastWritten, leadership, recorder);
     } catch (error) {
-      this.term = null;
-      await this.end(term);
+      this.leadership = null;
+      await this.end(leadership);
       throw error;
     }
-    term.ticker = setInterval(() => this.republishIfDue(term), HEALTH_CHECK_MS);
-    term.ticker.unref();
+    leadership.ticker = setInterval(() => this.republishIfDue(leadership), REPUBLISH_CHECK_MS);
+    leadership.ticker.unref();
     logger.info({ part: 'ingest', id: this.options.id }, 'ingesting: reading the sources and publishing snapshots');
   }
 
+  /** Once the past is written: the recorder continues the stored candles and the engine learns the market days, as after a restart. */
+  private async loadAfter(pastWritten: Promise<unknown>, leadership: Leadership, recorder: HistoryRecorder): Promise<void> {
+    await pastWritten.catch(() => {});
+    const seeds = await recorder.load();
+    if (!leadership.ended) leadership.engine.seedDays(seeds);
+  }
+
   private async standDown(): Promise<void> {
-    const term = this.term!;
-    this.term = null;
-    await this.end(term);
+    const leadership = this.leadership!;
+    this.leadership = null;
+    await this.end(leadership);
     this.options.logger.info({ part: 'ingest', id: this.options.id }, 'ingest stopped');
   }
 
-  private async end(term: Term): Promise<void> {
-    term.ended = true;
-    if (term.ticker) clearInterval(term.ticker);
-    term.ticker = null;
-    term.engine.stop();
-    term.feeder?.stop();
-    // After the engine: every value served is recorded.
-    await term.recorder?.stop();
+  private async end(leadership: Leadership): Promise<void> {
+    leadership.ended = true;
+    if (leadership.ticker) clearInterval(leadership.ticker);
+    leadership.ticker = null;
+    leadership.engine.stop();
+    leadership.feeder?.stop();
+    // After the engine: every value served is recorded, every crossing seen is queued.
+    await leadership.recorder?.stop();
+    await leadership.webhooks?.stop();
   }
 
-  private publish(term: Term, snapshot: Snapshot): void {
-    if (term.ended) return;
+  /** The snapshot with the sources' health as the monitor last told it (every reader ages it to its own moment). */
+  private publish(leadership: Leadership, snapshot: Snapshot): void {
+    if (leadership.ended) return;
     const { time, bus, id } = this.options;
-    const now = time.now();
-    const health = term.monitor.health(now);
-    term.publishedAt = now;
-    term.healthSeen = healthSignature(health);
+    leadership.publishedAt = time.now();
+    leadership.healthUnpublished = false;
     // A copy: the engine keeps updating its own map, while the bus may hold this one.
-    const lastKnown = new Map(term.engine.knownValues());
-    void bus.publish({ snapshot, health, lastKnown, leader: id });
+    const lastKnown = new Map(leadership.engine.knownValues());
+    void bus.publish({ snapshot, health: leadership.health, lastKnown, leader: id });
+    leadership.webhooks?.snapshot(snapshot);
   }
 
   /** Publish again when the sources' health changed with no rate changing, or when nothing was published for a while. */
-  private republishIfDue(term: Term): void {
-    const now = this.options.time.now();
-    if (now - term.publishedAt >= REPUBLISH_MS || healthSignature(term.monitor.health(now)) !== term.healthSeen) this.publish(term, term.engine.current());
+  private republishIfDue(leadership: Leadership): void {
+    if (leadership.healthUnpublished || this.options.time.now() - leadership.publishedAt >= REPUBLISH_MS) this.publish(leadership, leadership.engine.current());
   }
 }
 
-/** What of a source's health changes other than by the clock alone (ages are recomputed by every reader). */
-function healthSignature(health: readonly SourceHealth[]): string {
-  return JSON.stringify(health.map((s) => [s.name, s.state, s.error, s.last_update, s.dropped, s.out_of_range, s.outliers, s.held, s.outliers_total]));
+/** A manual source's reader: the store's prices, looked at on every poll and at once on a `prices` notice. */
+function manualReader(source: SourceConfig, options: IngestOptions): SourceReader {
+  const { manualPrices, notices, catalogue, time } = options;
+  if (!manualPrices) throw new Error(`source ${source.name}: a manual source needs the store`);
+  const onNotice = notices
+    ? (hint: () => void) =>
+        notices.onNotice((kind) => {
+          if (kind === 'prices') hint();
+        })
+    : undefined;
+  return new ManualSourceReader(source.name, manualPrices, (key) => catalogue.get(key)?.source_key, time.clock, { pollMs: source.poll_seconds * 1000, onNotice });
 }
+
+const NO_VERDICTS: ScreeningVerdicts = new Map();
 
 /**
  * The market days as the last snapshot shows them, over those of the store:

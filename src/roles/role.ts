@@ -1,3 +1,3 @@
-/** What a process does (PRODUCT §10): `all` ingests (when it leads) and serves, `api` only serves, `ingest` only ingests. */
+/** What a process does (docs/operations.md#roles): `all` ingests (when it leads) and serves, `api` only serves, `ingest` only ingests. */
 export const ROLES = ['all', 'api', 'ingest'] as const;
 export type Role = (typeof ROLES)[number];

@@ -9,11 +9,12 @@ import { createMetrics } from '../http/metrics.js';
 import type { Logger } from '../log.js';
 import { CatalogueRenderer } from '../render/catalogue.js';
 import { DetailRenderer } from '../render/detail.js';
-import { LegacyRenderer } from '../render/legacy.js';
+import { WebserviceRenderer } from '../render/webservice.js';
 import type { Store } from '../store/store.js';
 import { RedisStreamSlots } from '../stream/redis-slots.js';
-import { UsageMeter } from '../usage/meter.js';
+import { UsageMeter, type UsageLoss } from '../usage/meter.js';
 import type { FastifyInstance } from 'fastify';
+import { webhookOverview } from '../webhooks/overview.js';
 import type { Backends } from './backends.js';
 import type { SnapshotFeed } from './feed.js';
 
@@ -32,6 +33,8 @@ export interface ServeOptions {
   stream?: AppDeps['stream'];
   /** How often the key directory polls the store's revision (the fallback for a lost change notice). */
   directoryPollMs?: number;
+  frameAncestors: AppDeps['frameAncestors'];
+  metricsToken: AppDeps['metricsToken'];
 }
 
 export interface ServeRole {
@@ -53,7 +56,10 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
   const directory = new AccessDirectory(store, plans, catalogue, (error) => store.health.failed(error, time.now()), options.directoryPollMs);
   await directory.load();
   directory.start();
-  const stopNotices = backends.notices.onNotice(() => void directory.poll());
+  // A price change is the ingest leader's business (roles/ingest.ts); every other change may touch access.
+  const stopNotices = backends.notices.onNotice((kind) => {
+    if (kind !== 'prices') void directory.poll();
+  });
 
   const meter = new UsageMeter(store.usage, store.keys, time, store.health);
   meter.start();
@@ -71,11 +77,12 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
     catalogue,
     catalogueRenderer: new CatalogueRenderer(catalogue),
     detailRenderer: new DetailRenderer(catalogue, time),
-    legacyRenderer: new LegacyRenderer(catalogue),
+    webserviceRenderer: new WebserviceRenderer(catalogue),
     snapshots: feed.snapshots,
     sourceHealth,
     storeReachable: () => store.health.reachable,
     storeState: () => store.health.state,
+    storeFailed: (error) => store.health.failed(error, time.now()),
     directory,
     metrics,
     limiter: backends.limiter,
@@ -83,12 +90,15 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
     cluster,
     meter,
     usage: store.usage,
+    webhookOverview: (accountId) => webhookOverview(store.webhooks, accountId, time),
     history: options.history,
     logger,
     loadShedding: options.loadShedding,
     // The stream hub follows feed.snapshots (what the bus brings); a plan's max_streams holds across nodes through Redis.
     streamSlots: backends.link ? new RedisStreamSlots(backends.link, time.clock) : undefined,
     stream: options.stream,
+    frameAncestors: options.frameAncestors,
+    metricsToken: options.metricsToken,
   });
 
   return {
@@ -96,9 +106,21 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
     directory,
     async close() {
       // After the last in-flight request: every request served is counted.
-      await meter.stop();
+      const lost = await meter.stop();
+      if (lost) logUsageLoss(logger, lost, meter.backlog().droppedRequests, store.health.state.error);
       stopNotices();
       directory.stop();
     },
   };
+}
+
+/** Usage the process could not write as it stops: gone with it, so say how much, once. */
+function logUsageLoss(logger: Logger, lost: UsageLoss, droppedEarlier: number, reason: string | null): void {
+  const why = reason ?? 'the last write failed';
+  const entries = lost.errorEntries === 1 ? 'entry' : 'entries';
+  const earlier = droppedEarlier > 0 ? `; ${droppedEarlier} more requests were dropped earlier, the buffer being full` : '';
+  logger.error(
+    { part: 'usage', lost_requests: lost.requests, lost_error_entries: lost.errorEntries, lost_errors: lost.errors, dropped_requests: droppedEarlier, reason: why },
+    `usage lost at shutdown (${why}): ${lost.requests} requests not counted, ${lost.errorEntries} error-log ${entries} of ${lost.errors} failures not logged${earlier}`,
+  );
 }

@@ -1,41 +1,125 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { constants, watch, type FSWatcher } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { systemClock, type Clock } from '../domain/clock.js';
-import { parseSourceDocument, type SourceData } from './parse.js';
-import type { SourceReader } from './reader.js';
+import type { FormatSpec } from './formats/index.js';
+import { SourceFormatError, type SourceData } from './parse.js';
+import { DEFAULT_MAX_BYTES, DocumentTooLargeError, readDocument } from './read-document.js';
+import { SourceReadError, type SourceReader } from './reader.js';
+
+/** What a file source guards against; each has a default. */
+export interface FileSourceLimits {
+  /** The whole read (stat, open, read, parse) at most this long; default 5 s. */
+  timeoutMs?: number;
+  /** File size at most; default 16 MiB. */
+  maxBytes?: number;
+  /** How far ahead of the receive time a timestamp is clamped rather than refused (ms). */
+  clockSkewMs?: number;
+  /** The only item keys kept (the catalogue's source keys); others are counted, not stored. */
+  wanted?: ReadonlySet<string> | null;
+  /** The document's shape; default nerkh. */
+  format?: FormatSpec;
+}
+
+const READ_CHUNK_BYTES = 64 * 1024;
+// O_NONBLOCK: opening a FIFO swapped in after the check must not wait for a writer (absent on Windows).
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 /**
- * A JSON file on disk. It is re-read only when its modification time or size
- * changes (the cache key), found by watching its folder, with a stat poll as
- * a fallback for filesystems where watching is unreliable.
+ * A source document on disk, in the source's format. It is re-read only
+ * when its modification time or size changes (the cache key), found by
+ * watching its folder, with a stat poll as a fallback for filesystems where
+ * watching is unreliable.
+ *
+ * Only a regular file is read (checked before opening, and again on the open
+ * file), at most `maxBytes` of it, and the whole read has a deadline: a FIFO,
+ * a device or a hung mount fails the poll with a reason instead of holding
+ * the source (and a thread of the I/O pool) for good. A read still stuck
+ * past its deadline is not started again until it ends, so a hung mount
+ * takes at most one I/O thread per source.
  */
 export class FileSourceReader implements SourceReader {
   private signature: string | null = null;
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** A read that passed its deadline and has not ended yet. */
+  private stuck: Promise<unknown> | null = null;
+  private readonly timeoutMs: number;
+  private readonly maxBytes: number;
 
   constructor(
     private readonly path: string,
     private readonly pollSeconds: number,
     private readonly clock: Clock = systemClock,
-  ) {}
+    private readonly limits: FileSourceLimits = {},
+  ) {
+    this.timeoutMs = limits.timeoutMs ?? 5000;
+    this.maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
+  }
 
   async readIfChanged(): Promise<SourceData | null> {
-    let info;
+    if (this.stuck) throw new SourceReadError(`file read stuck for more than ${this.timeoutMs / 1000} s, waiting for it to end (a hung mount?)`);
+    const attempt = this.read();
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new SourceReadError(`file read timed out after ${this.timeoutMs / 1000} s`));
+      }, this.timeoutMs);
+    });
     try {
-      info = await stat(this.path, { bigint: true });
+      const result = await Promise.race([attempt, deadline]);
+      if (result === null) return null;
+      this.signature = result.signature;
+      return result.data;
     } catch (error) {
-      this.signature = null;
+      if (timedOut) {
+        // Whatever the late read brings is dropped, and the file is read afresh once it ends.
+        const stuck = attempt
+          .catch(() => {})
+          .finally(() => {
+            if (this.stuck === stuck) this.stuck = null;
+            this.signature = null;
+          });
+        this.stuck = stuck;
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One read: null when unchanged since the last good read; the new data with its cache key otherwise. */
+  private async read(): Promise<{ signature: string; data: SourceData } | null> {
+    let parsing: string | null = null;
+    try {
+      const info = await stat(this.path, { bigint: true });
+      this.checkKind(info);
+      if (signatureOf(info) === this.signature) return null;
+      const handle = await open(this.path, OPEN_FLAGS);
+      try {
+        // The path may have been swapped between the stat and the open: what counts is the file opened.
+        const opened = await handle.stat({ bigint: true });
+        this.checkKind(opened);
+        parsing = signatureOf(opened);
+        const data = await readDocument(chunksOf(handle), { maxBytes: this.maxBytes, wanted: this.limits.wanted, format: this.limits.format }, 'file', () => ({ fallbackTime: Number(opened.mtimeMs), now: this.clock.now(), skewMs: this.limits.clockSkewMs }));
+        return { signature: parsing, data };
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      // A corrupt (or oversized) file is not re-parsed until it changes, while any other
+      // failure (missing, unreadable, not a regular file, timed out) is retried at every poll.
+      this.signature = parsing !== null && error instanceof SourceFormatError ? parsing : null;
       throw error;
     }
-    const signature = `${info.mtimeNs}:${info.size}:${info.ino}`;
-    if (signature === this.signature) return null;
-    const text = await readFile(this.path, 'utf8');
-    // Remember the signature once read but before parsing: a corrupt file is not re-parsed
-    // until it changes, while an unreadable one (permissions) is retried at every poll.
-    this.signature = signature;
-    return parseSourceDocument(text, Number(info.mtimeMs), this.clock.now());
+  }
+
+  private checkKind(info: { isFile(): boolean; isDirectory(): boolean; size: bigint }): void {
+    if (info.isDirectory()) throw new SourceReadError('path is a directory');
+    if (!info.isFile()) throw new SourceReadError('not a regular file (a FIFO, socket or device is never read)');
+    if (info.size > BigInt(this.maxBytes)) throw new DocumentTooLargeError(this.maxBytes, 'file');
   }
 
   start(onHint: () => void): void {
@@ -58,5 +142,20 @@ export class FileSourceReader implements SourceReader {
     this.watcher = null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+}
+
+/** The cache key: a file is re-read when any of these changes. */
+function signatureOf(info: { mtimeNs: bigint; size: bigint; ino: bigint }): string {
+  return `${info.mtimeNs}:${info.size}:${info.ino}`;
+}
+
+/** The file's bytes in chunks, from where the handle stands; one buffer reused (each chunk is consumed before the next read). */
+async function* chunksOf(handle: FileHandle): AsyncGenerator<Uint8Array> {
+  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+    if (bytesRead === 0) return;
+    yield buffer.subarray(0, bytesRead);
   }
 }

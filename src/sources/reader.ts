@@ -12,8 +12,15 @@ export interface SourceReader {
   stop(): void;
 }
 
+/**
+ * A failed read whose message was written for the public status page (it
+ * names no host and no path) and is shown as it is.
+ */
+export class SourceReadError extends Error {}
+
 /** An error message fit for the public status page: no paths, no stack. */
 export function describeReadError(error: unknown): string {
+  if (error instanceof SourceReadError) return error.message;
   const err = error as NodeJS.ErrnoException;
   switch (err?.code) {
     case 'ENOENT':

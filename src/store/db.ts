@@ -4,9 +4,8 @@ import Sqlite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { StaticMigrationProvider } from './migrations.js';
+import type { Dialect } from './dialect.js';
 import type { Database } from './schema.js';
-
-export type Dialect = 'sqlite' | 'postgres';
 
 export interface StoreOptions {
   /** PostgreSQL URL; null for the embedded SQLite file in `dataDir`. */
@@ -20,7 +19,30 @@ export interface StoreOptions {
    * it short there (a CLI change holds the lock for milliseconds).
    */
   sqliteBusyTimeoutMs?: number;
+  /**
+   * Read SQLite history ranges and `?at=` candles in worker threads, and let
+   * history answers be rendered in worker threads that read either dialect
+   * themselves (the server: a long read or render on the event loop would
+   * hold every request). A CLI command reads on its own thread and starts none.
+   */
+  rangeWorkers?: boolean;
 }
+
+/**
+ * SQLite writes in the server wait this long for another process's write
+ * lock; the driver blocks the event loop meanwhile. A CLI change holds the
+ * lock for milliseconds and an import's transaction writes for a few: this
+ * is enough for either even when that process is descheduled on a busy host.
+ */
+export const SERVER_SQLITE_BUSY_MS = 200;
+
+/**
+ * How a bulk writer (the history import) shares SQLite's one write lock with
+ * a server: transactions of about `transactionMs`, the lock left free
+ * `pauseMs` after each that wrote. A waiting server write retries after 1, 2,
+ * 5, 10, 15, 20 and 25 ms: a pause longer than those gaps lets it in.
+ */
+export const SQLITE_BULK_PACING = { transactionMs: 20, pauseMs: 25 };
 
 /** Pool settings: a dead or blackholed server must fail a query in seconds, never hang it. */
 const PG_POOL = { max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, idleTimeoutMillis: 30_000, keepAlive: true };

@@ -74,3 +74,34 @@ function firstCause(error: unknown): unknown {
   if (error instanceof AggregateError && error.errors.length > 0) return firstCause(error.errors[0]);
   return error;
 }
+
+/**
+ * A worker thread failed while it served a read (it died, was stopped, or
+ * threw outside the store): the store itself may be fine, so this is never
+ * taken for the store being away. The pool starts another worker.
+ */
+export class WorkerFailedError extends Error {
+  constructor(cause: unknown) {
+    super(`worker thread failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** A store error met in a worker thread, as it crosses back to the event loop (message and driver code). */
+export interface CarriedStoreError {
+  storeError: { message: string; code?: string };
+}
+
+/** Carry a store error out of a worker thread (an Error's own fields do not all survive the crossing). */
+export function carryStoreError(error: unknown): CarriedStoreError {
+  const code = (error as { code?: unknown } | null)?.code;
+  return { storeError: { message: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) } };
+}
+
+/** The store error again, on the event loop, for the store's health to judge. */
+export function storeErrorOf(carried: CarriedStoreError): Error {
+  return Object.assign(new Error(carried.storeError.message), carried.storeError.code ? { code: carried.storeError.code } : {});
+}
+
+export function isCarriedStoreError(value: unknown): value is CarriedStoreError {
+  return typeof value === 'object' && value !== null && 'storeError' in value;
+}

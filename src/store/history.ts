@@ -1,6 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type Sqlite from 'better-sqlite3';
+import type { RangeReadPool } from './range-pool.js';
 import { sql, type Kysely } from 'kysely';
 import type { Candle } from '../domain/candle.js';
+import { SQLITE_BULK_PACING } from './db.js';
 import type { Database, HistoryCandlesTable } from './schema.js';
 
 /** The stored grains: minute candles (kept for a while), hourly and daily rollups (kept forever). */
@@ -8,14 +11,24 @@ export type Grain = 'minute' | 'hour' | 'day';
 export const GRAINS: readonly Grain[] = ['minute', 'hour', 'day'];
 
 const TABLES = { minute: 'history_minute', hour: 'history_hour', day: 'history_day' } as const;
-/** Rows per statement: well inside both dialects' limits on bound parameters. */
-const CHUNK_ROWS = 500;
 
 /** A candle of one reference at one grain, as written. */
 export interface StoredCandle {
   grain: Grain;
   reference: string;
   candle: Candle;
+}
+
+/**
+ * Where another thread can read the candle tables from: the SQLite file, or
+ * the PostgreSQL database and schema (a render worker opens its own
+ * connection to either).
+ */
+export type StoreLocation = { sqliteFile: string } | { databaseUrl: string; schema: string | null };
+
+/** The table of a grain's candles. */
+export function tableOf(grain: Grain): string {
+  return TABLES[grain];
 }
 
 /** Values served per source and ten-minute bucket: what the status page draws. */
@@ -46,9 +59,14 @@ export class FencedWriteError extends Error {
 
 const COLUMNS = ['start', 'open', 'high', 'low', 'close', 'points', 'source', 'close_at'] as const;
 
+/** PostgreSQL locks rows, not the database: a bulk writer's transactions may be longer, and need no pause. */
+const POSTGRES_BULK_TRANSACTION_MS = 250;
+
 /** The candle tables: written in batches by the recorder and the import, read by history queries. */
 export class HistoryRepository {
-  private readonly prepared: PreparedSqlite | null;
+  private prepared: PreparedSqlite | null;
+  /** In a bulk transaction: when its first write took SQLite's write lock. */
+  private firstWriteAt: number | null = null;
 
   /**
    * `sqlite`: the embedded database's own handle. Its writes and range reads
@@ -59,18 +77,74 @@ export class HistoryRepository {
   constructor(
     private readonly db: Kysely<Database>,
     sqlite?: Sqlite.Database,
+    /** Where range reads of the SQLite file run off the event loop (the server's store); none reads on this thread. */
+    private readonly rangePool: RangeReadPool | null = null,
+    /** Where render workers read from; null: ranges are rendered on this thread (CLI commands, tests of the reader). */
+    readonly location: StoreLocation | null = null,
   ) {
     this.prepared = sqlite ? new PreparedSqlite(sqlite) : null;
   }
 
-  /** Run `work` in one transaction, with a repository bound to it. */
-  transaction<T>(work: (repository: HistoryRepository) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new HistoryRepository(trx)));
+  /** About how long one of a bulk writer's transactions should take on this store: the import sizes its chunks to it. */
+  get bulkTransactionMs(): number {
+    return this.prepared ? SQLITE_BULK_PACING.transactionMs : POSTGRES_BULK_TRANSACTION_MS;
+  }
+
+  /**
+   * Run `work` in one transaction, with a repository bound to it, for a bulk
+   * writer that runs many in a row. `work` may run twice, so it must touch
+   * nothing but the store.
+   *
+   * SQLite has one write lock for the whole file, and a server on the same
+   * file must get its writes in between. So the transaction first runs
+   * deferred: its reads take no lock, the write lock is taken at its first
+   * write and held only while it writes, and a transaction that writes
+   * nothing never takes it. When another process holds the lock at that
+   * moment, or has written since this one read, SQLite refuses the write at
+   * once (waiting could not help: what was read may be stale); `work` then
+   * runs again under `begin immediate`, which waits its turn (the busy
+   * timeout) and holds the lock throughout. After a transaction that wrote,
+   * the lock is left free for the pacing's pause, or as long as it was held
+   * if that was longer (the process was descheduled, say): a writer that
+   * waited through it retries further apart by then, and still gets in.
+   */
+  async bulkTransaction<T>(work: (repository: HistoryRepository) => Promise<T>): Promise<T> {
+    if (!this.prepared) return this.db.transaction().execute((trx) => work(new HistoryRepository(trx)));
+    let outcome: { result: T; heldMs: number };
+    try {
+      outcome = await this.sqliteTransaction('begin', work);
+    } catch (error) {
+      if (!/^SQLITE_BUSY/.test(String((error as { code?: unknown }).code))) throw error;
+      outcome = await this.sqliteTransaction('begin immediate', work);
+    }
+    if (outcome.heldMs > 0) await sleep(Math.max(SQLITE_BULK_PACING.pauseMs, outcome.heldMs));
+    return outcome.result;
+  }
+
+  /** `work` in a transaction begun with `begin`; how long it held the write lock (0: it wrote nothing). */
+  private sqliteTransaction<T>(begin: 'begin' | 'begin immediate', work: (repository: HistoryRepository) => Promise<T>): Promise<{ result: T; heldMs: number }> {
+    const prepared = this.prepared;
+    return this.db.connection().execute(async (connection) => {
+      const began = performance.now();
+      await sql.raw(begin).execute(connection);
+      try {
+        const bound = new HistoryRepository(connection);
+        // The same SQLite handle: its prepared statements run inside this transaction.
+        bound.prepared = prepared;
+        const result = await work(bound);
+        await sql`commit`.execute(connection);
+        const lockedAt = begin === 'begin immediate' ? began : bound.firstWriteAt;
+        return { result, heldMs: lockedAt === null ? 0 : performance.now() - lockedAt };
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => {});
+        throw error;
+      }
+    });
   }
 
   /**
    * Insert or replace candles whole, in one transaction: one statement per
-   * grain (per 500 rows). A candle is always written with its full state, so
+   * grain. A candle is always written with its full state, so
    * writing the same candle again changes nothing.
    *
    * `epoch`: the writing leader's lease epoch (null: no fence, as in a single
@@ -120,32 +194,34 @@ export class HistoryRepository {
     await this.db.updateTable('store_revision').set({ revision: sql`revision + 1` }).where('id', '=', HISTORY_REVISION).execute();
   }
 
-  /** `write` inside a transaction already open. */
+  /**
+   * `write` inside a transaction already open. PostgreSQL gets each grain's
+   * rows as one array per column, unnested: one statement of nine parameters
+   * however many rows, which costs a fraction of a multi-row VALUES list to
+   * build, send and parse.
+   */
   async writeRows(rows: readonly StoredCandle[]): Promise<void> {
+    this.firstWriteAt ??= performance.now();
+    if (this.prepared) return this.prepared.upsert(rows);
     for (const grain of GRAINS) {
-      const values = rows.filter((row) => row.grain === grain).map(({ reference, candle }) => toRow(reference, candle));
-      for (let i = 0; i < values.length; i += CHUNK_ROWS) {
-        await this.db
-          .insertInto(TABLES[grain] as 'history_minute')
-          .values(values.slice(i, i + CHUNK_ROWS))
-          .onConflict((oc) =>
-            oc.columns(['reference', 'start']).doUpdateSet((eb) => ({
-              open: eb.ref('excluded.open'),
-              high: eb.ref('excluded.high'),
-              low: eb.ref('excluded.low'),
-              close: eb.ref('excluded.close'),
-              points: eb.ref('excluded.points'),
-              source: eb.ref('excluded.source'),
-              close_at: eb.ref('excluded.close_at'),
-            })),
-          )
-          .execute();
-      }
+      const part = rows.filter((row) => row.grain === grain);
+      if (part.length === 0) continue;
+      const column = <T>(pick: (row: StoredCandle) => T) => part.map(pick);
+      await sql`
+        insert into ${sql.table(TABLES[grain])} (reference, start, open, high, low, close, points, source, close_at)
+        select * from unnest(
+          ${column((r) => r.reference)}::text[], ${column((r) => r.candle.start)}::bigint[],
+          ${column((r) => r.candle.open)}::text[], ${column((r) => r.candle.high)}::text[], ${column((r) => r.candle.low)}::text[], ${column((r) => r.candle.close)}::text[],
+          ${column((r) => r.candle.points)}::integer[], ${column((r) => r.candle.source)}::text[], ${column((r) => r.candle.closeAt)}::bigint[])
+        on conflict (reference, start) do update set
+          open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close,
+          points = excluded.points, source = excluded.source, close_at = excluded.close_at`.execute(this.db);
     }
   }
 
   /** A reference's candles with `from <= start < to`, oldest first. */
   async range(grain: Grain, reference: string, from: number, to: number): Promise<Candle[]> {
+    if (this.rangePool) return this.rangePool.read(TABLES[grain], reference, from, to);
     if (this.prepared) return this.prepared.range(grain, reference, from, to);
     const rows = await this.db
       .selectFrom(TABLES[grain] as 'history_minute')
@@ -160,6 +236,8 @@ export class HistoryRepository {
 
   /** A reference's last candle starting at or before `at`. */
   async lastAtOrBefore(grain: Grain, reference: string, at: number): Promise<Candle | null> {
+    // On SQLite the driver blocks while it reads: in the server that is a worker thread's time, not the event loop's.
+    if (this.rangePool) return this.rangePool.lastAtOrBefore(TABLES[grain], reference, at);
     const row = await this.db
       .selectFrom(TABLES[grain] as 'history_minute')
       .select(COLUMNS)
@@ -217,6 +295,19 @@ export class HistoryRepository {
     return true;
   }
 
+  /**
+   * When the newest value in the history was recorded: the latest close among the minute candles
+   * of the newest minute stored (two lookups on the start index); null while there is none.
+   */
+  async newestClose(): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('history_minute')
+      .select((eb) => eb.fn.max('close_at').as('close_at'))
+      .where('start', '=', (eb) => eb.selectFrom('history_minute').select((inner) => inner.fn.max('start').as('start')))
+      .executeTakeFirst();
+    return row?.close_at === null || row?.close_at === undefined ? null : Number(row.close_at);
+  }
+
   /** Points per closing source and bucket of `bucketMs` in the minute candles since `since`. */
   async activity(since: number, bucketMs: number): Promise<SourceActivity[]> {
     const bucket = sql<number>`start - (start % ${sql.lit(bucketMs)})`;
@@ -228,20 +319,6 @@ export class HistoryRepository {
       .execute();
     return rows.map((row) => ({ source: row.source, bucket: Number(row.bucket), points: Number(row.points) }));
   }
-}
-
-function toRow(reference: string, candle: Candle): HistoryCandlesTable {
-  return {
-    reference,
-    start: candle.start,
-    open: candle.open,
-    high: candle.high,
-    low: candle.low,
-    close: candle.close,
-    points: candle.points,
-    source: candle.source,
-    close_at: candle.closeAt,
-  };
 }
 
 function fromRow(row: Omit<HistoryCandlesTable, 'reference'>): Candle {
@@ -282,9 +359,14 @@ class PreparedSqlite {
     this.writeAll = sqlite.transaction((rows: readonly StoredCandle[], bumpRevision: boolean, epoch: number | null) => {
       // Thrown inside the transaction, the refusal rolls it back whole.
       if (epoch !== null && this.claim.run(epoch, epoch).changes === 0) throw new FencedWriteError(Number(this.readFence.get() ?? 0), epoch);
-      for (const { grain, reference, candle: c } of rows) this.upserts[grain].run(reference, c.start, c.open, c.high, c.low, c.close, c.points, c.source, c.closeAt);
+      this.upsert(rows);
       if (bumpRevision) this.bump.run();
     });
+  }
+
+  /** Inside a transaction already open. */
+  upsert(rows: readonly StoredCandle[]): void {
+    for (const { grain, reference, candle: c } of rows) this.upserts[grain].run(reference, c.start, c.open, c.high, c.low, c.close, c.points, c.source, c.closeAt);
   }
 
   write(rows: readonly StoredCandle[], bumpRevision: boolean, epoch: number | null): void {

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { Dialect } from './db.js';
+import type { Dialect } from './dialect.js';
 
 /**
  * Schema changes, in order; one list for every dialect. Kysely records what
@@ -111,6 +111,113 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
       async up(db: Kysely<unknown>) {
         // Row 3: the highest ingest-leader epoch that has written candles (see HistoryRepository.write).
         await sql`insert into store_revision (id, revision) values (3, 0)`.execute(db);
+      },
+    },
+    '006_usage_error_fold': {
+      async up(db: Kysely<unknown>) {
+        // The error log folds repeats: one row per (account, service, error, minute) with a count.
+        await db.schema.alterTable('usage_errors').addColumn('minute', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('usage_errors').addColumn('count', 'bigint', (c) => c.notNull().defaultTo(1)).execute();
+        await sql`update usage_errors set minute = at - at % 60000`.execute(db);
+        // Rows already logged one per failure fold into the newest of their minute, which keeps its details.
+        await sql`
+          update usage_errors set "count" = folded.n
+          from (select max(id) as id, count(*) as n from usage_errors group by account_id, service, error, minute having count(*) > 1) as folded
+          where usage_errors.id = folded.id`.execute(db);
+        await sql`delete from usage_errors where id not in (select max(id) from usage_errors group by account_id, service, error, minute)`.execute(db);
+        await db.schema.createIndex('usage_errors_fold').on('usage_errors').columns(['account_id', 'service', 'error', 'minute']).unique().execute();
+      },
+    },
+    '007_webhooks': {
+      async up(db: Kysely<unknown>) {
+        // An account's endpoints. The secret is what signs every delivery (a shared secret: it must be kept to sign).
+        await db.schema
+          .createTable('webhook_endpoints')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('url', 'text', (c) => c.notNull())
+          .addColumn('secret', 'text', (c) => c.notNull())
+          .addColumn('rules_json', 'text', (c) => c.notNull())
+          .addColumn('events_json', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('failing_since', 'bigint')
+          .addColumn('disabled_reason', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_endpoints_account').on('webhook_endpoints').column('account_id').execute();
+        // The last evaluated state of each rule (and each reference's staleness) per endpoint: a new leader
+        // continues from it, so a crossing is delivered once across a change of leader.
+        await db.schema
+          .createTable('webhook_alert_states')
+          .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('since', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('webhook_alert_states_pk', ['endpoint_id', 'subject'])
+          .execute();
+        // Deliveries still to make (and, for a week, made): written in the same transaction as the state change.
+        await db.schema
+          .createTable('webhook_outbox')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull())
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('finished_at', 'bigint')
+          .execute();
+        await db.schema.createIndex('webhook_outbox_due').on('webhook_outbox').columns(['state', 'next_attempt_at']).execute();
+        // Every attempt, give-up and disabling, per account: `nerkh webhooks log` and /v1/webhooks.
+        await db.schema
+          .createTable('webhook_log')
+          .addColumn('id', serial, (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+          .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('endpoint_id', 'text', (c) => c.notNull())
+          .addColumn('message_id', 'text')
+          .addColumn('type', 'text')
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .addColumn('attempt', 'integer')
+          .addColumn('status_code', 'integer')
+          .addColumn('error', 'text')
+          .addColumn('duration_ms', 'integer')
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_log_account_at').on('webhook_log').columns(['account_id', 'at']).execute();
+        // Row 4: the highest ingest-leader epoch that has written webhook states (see WebhookRepository.claimFence).
+        await sql`insert into store_revision (id, revision) values (4, 0)`.execute(db);
+      },
+    },
+    '008_manual_prices': {
+      async up(db: Kysely<unknown>) {
+        // The prices a manual source serves now, one per (source, reference); values are number text, exactly as set.
+        await db.schema
+          .createTable('manual_prices')
+          .addColumn('source', 'text', (c) => c.notNull())
+          .addColumn('reference', 'text', (c) => c.notNull())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .addColumn('set_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint')
+          .addColumn('note', 'text')
+          .addPrimaryKeyConstraint('manual_prices_pk', ['source', 'reference'])
+          .execute();
+        // Every set and clear, never rewritten: who changed what, when, and why.
+        await db.schema
+          .createTable('manual_price_log')
+          .addColumn('id', serial, (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+          .addColumn('source', 'text', (c) => c.notNull())
+          .addColumn('reference', 'text', (c) => c.notNull())
+          .addColumn('action', 'text', (c) => c.notNull())
+          .addColumn('value', 'text')
+          .addColumn('expires_at', 'bigint')
+          .addColumn('note', 'text')
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('manual_price_log_reference').on('manual_price_log').columns(['reference', 'id']).execute();
+        // Row 5: bumped by every set and clear, so the ingest leader rereads the prices only when they changed.
+        await sql`insert into store_revision (id, revision) values (5, 0)`.execute(db);
       },
     },
   };

@@ -41,15 +41,25 @@ export interface UsageDailyTable {
   errors: number;
 }
 
+/**
+ * One entry of an account's error log: every failure of one error code on one
+ * service within one minute, folded into one row (unique on account, service,
+ * error and minute). `count` says how many; key, time, path and status are the
+ * latest one's.
+ */
 export interface UsageErrorsTable {
   id: Generated<number>;
   account_id: string;
   key_id: string;
+  /** The latest failure folded in (epoch ms). */
   at: number;
+  /** The start of the minute the entry folds (epoch ms, a multiple of 60,000). */
+  minute: number;
   service: string;
   path: string;
   http_status: number;
   error: string;
+  count: number;
 }
 
 /** Usage batches already written, so a batch sent twice counts once. */
@@ -71,6 +81,85 @@ export interface HistoryCandlesTable {
   close_at: number;
 }
 
+/** One webhook endpoint of an account; rules and events are JSON arrays of text. */
+export interface WebhookEndpointsTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** `whsec_…`: the shared secret every delivery is signed with. Never logged, never listed. */
+  secret: string;
+  rules_json: string;
+  events_json: string;
+  state: 'enabled' | 'disabled';
+  /** The first failed attempt since the last success (epoch ms); null while it succeeds. */
+  failing_since: number | null;
+  disabled_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The last evaluated state of one subject (`rule:<rule>` or `stale:<reference>`) of one endpoint. */
+export interface WebhookAlertStatesTable {
+  endpoint_id: string;
+  subject: string;
+  state: string;
+  /** Since when (epoch ms) the subject has been in this state. */
+  since: number;
+}
+
+/** One delivery: its id is the `webhook-id` of every attempt. */
+export interface WebhookOutboxTable {
+  id: string;
+  endpoint_id: string;
+  type: string;
+  body: string;
+  created_at: number;
+  attempts: number;
+  next_attempt_at: number;
+  state: 'pending' | 'delivered' | 'failed';
+  finished_at: number | null;
+}
+
+/** One line of an account's webhook log: an attempt, a delivery given up, an endpoint disabled. */
+export interface WebhookLogTable {
+  id: Generated<number>;
+  account_id: string;
+  endpoint_id: string;
+  message_id: string | null;
+  type: string | null;
+  at: number;
+  attempt: number | null;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  outcome: 'delivered' | 'retrying' | 'given_up' | 'disabled';
+}
+
+/** A manual source's current price for one reference (canonical key): number text as set, times epoch ms. */
+export interface ManualPricesTable {
+  source: string;
+  /** The reference's canonical key. */
+  reference: string;
+  /** Decimal number text, exactly as set. */
+  value: string;
+  set_at: number;
+  /** When the price stops being fresh (epoch ms); null: it stays fresh until cleared or set again. */
+  expires_at: number | null;
+  note: string | null;
+}
+
+/** One change to a manual price: `set` (with the value and expiry set) or `clear`. */
+export interface ManualPriceLogTable {
+  id: Generated<number>;
+  source: string;
+  reference: string;
+  action: 'set' | 'clear';
+  value: string | null;
+  expires_at: number | null;
+  note: string | null;
+  at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -81,4 +170,10 @@ export interface Database {
   history_minute: HistoryCandlesTable;
   history_hour: HistoryCandlesTable;
   history_day: HistoryCandlesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_alert_states: WebhookAlertStatesTable;
+  webhook_outbox: WebhookOutboxTable;
+  webhook_log: WebhookLogTable;
+  manual_prices: ManualPricesTable;
+  manual_price_log: ManualPriceLogTable;
 }

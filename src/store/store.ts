@@ -5,8 +5,11 @@ import { connect, migrate, type Connection, type StoreOptions } from './db.js';
 import { describeStoreError, redactUrl, StoreUnavailableError } from './errors.js';
 import { StoreHealth } from './health.js';
 import { HistoryRepository } from './history.js';
+import { RangeReadPool } from './range-pool.js';
 import { KeyRepository } from './keys.js';
+import { ManualPriceRepository } from './manual-prices.js';
 import { UsageRepository } from './usage.js';
+import { WebhookRepository } from './webhooks.js';
 
 /** The persistent store, whichever dialect: repositories over one connection, and whether it answers. */
 export class Store {
@@ -14,19 +17,30 @@ export class Store {
   readonly keys: KeyRepository;
   readonly usage: UsageRepository;
   readonly history: HistoryRepository;
+  readonly webhooks: WebhookRepository;
+  readonly manualPrices: ManualPriceRepository;
   readonly health: StoreHealth;
   /** The SQLite file's inode when opened: a different one (or none) means the file was removed or replaced. */
   private readonly sqliteInode: bigint | null;
+  /** SQLite range reads in worker threads (started on the first read). */
+  private readonly rangePool: RangeReadPool | null;
 
   private constructor(
     readonly connection: Connection,
     private readonly schema: string | undefined,
     health: StoreHealth,
+    rangeWorkers: boolean,
+    databaseUrl: string | null,
   ) {
     this.accounts = new AccountRepository(connection.db);
     this.keys = new KeyRepository(connection.db);
     this.usage = new UsageRepository(connection.db);
-    this.history = new HistoryRepository(connection.db, connection.sqlite);
+    this.rangePool = rangeWorkers && connection.sqliteFile ? new RangeReadPool(connection.sqliteFile) : null;
+    // With range workers, history answers are also rendered off the event loop, by workers that read the store themselves.
+    const location = !rangeWorkers ? null : connection.sqliteFile ? { sqliteFile: connection.sqliteFile } : databaseUrl ? { databaseUrl, schema: schema ?? null } : null;
+    this.history = new HistoryRepository(connection.db, connection.sqlite, this.rangePool, location);
+    this.webhooks = new WebhookRepository(connection.db);
+    this.manualPrices = new ManualPriceRepository(connection.db);
     this.health = health;
     this.sqliteInode = connection.sqliteFile ? inodeOf(connection.sqliteFile) : null;
   }
@@ -46,7 +60,7 @@ export class Store {
       await connection.db.destroy().catch(() => {});
       throw new StoreUnavailableError(describeStoreError((error as { cause?: unknown }).cause ?? error), where(options));
     }
-    return new Store(connection, options.schema, health);
+    return new Store(connection, options.schema, health, options.rangeWorkers === true, options.databaseUrl);
   }
 
   get dialect() {
@@ -75,10 +89,16 @@ export class Store {
   }
 
   /** Close the connection; `dropSchema` removes a PostgreSQL schema made for one test run. */
+  /** Start the range-read threads now (a serving process), so the first `?at=` or range read does not wait for one. */
+  warmWorkers(): void {
+    this.rangePool?.warm();
+  }
+
   async close(options: { dropSchema?: boolean } = {}): Promise<void> {
     if (options.dropSchema && this.schema && this.dialect === 'postgres') {
       await sql.raw(`drop schema if exists ${this.schema} cascade`).execute(this.connection.db);
     }
+    await this.rangePool?.close();
     await this.connection.db.destroy();
   }
 }

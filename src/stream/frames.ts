@@ -17,3 +17,19 @@ export const PING_FRAME = Buffer.from(': ping\n\n');
 export function ratesData(generatedAt: string, rateJson: readonly string[]): string {
   return `{"generated_at":"${generatedAt}","rates":[${rateJson.join(',')}]}`;
 }
+
+/**
+ * The last event of a stream the server ends because its key, account or
+ * plan no longer allows it: `data` is the error envelope the same request
+ * would now be refused with. No `id:`, so Last-Event-ID stays the last
+ * snapshot version.
+ */
+export function errorFrame(envelope: string): Buffer {
+  return Buffer.from(`event: error\ndata: ${envelope}\n\n`);
+}
+
+/** The last event of a stream that reached its plan's `max_stream_seconds`: reconnect (after `retry`) for a fresh one. */
+export function reconnectFrame(generatedAt: string, maxStreamSeconds: number): Buffer {
+  const message = `This stream reached its plan's lifetime of ${maxStreamSeconds} s; reconnect for a new one.`;
+  return Buffer.from(`event: reconnect\ndata: {"generated_at":"${generatedAt}","reason":"max_stream_seconds","message":"${message}"}\n\n`);
+}

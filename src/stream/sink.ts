@@ -1,3 +1,5 @@
+import type { StreamAlerts } from './alerts.js';
+
 /** The part of a writable socket or HTTP response a stream writes to. */
 export interface StreamSink {
   write(chunk: Buffer): boolean;
@@ -22,6 +24,15 @@ export type DropReason = 'stalled' | 'buffer';
  * so a slow client costs at most `maxBufferedBytes` and never holds frames here.
  */
 export class Subscriber {
+  /**
+   * The hub's mark: the number of its group's events this stream has been
+   * brought to. An event is written only to members one behind it, so a
+   * stream that joins while one is being written (its snapshot already holds
+   * that change) is passed over, and none gets an event twice or out of order.
+   */
+  position = 0;
+  /** The stream's `?alerts=` rules and their states; null for a stream without (the hub then does nothing more per event). */
+  alerts: StreamAlerts | null = null;
   private stallTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -49,10 +60,18 @@ export class Subscriber {
     }
   }
 
-  /** A clean end: the client sees the stream finish and reconnects (elsewhere, on shutdown). */
-  end(): void {
+  /**
+   * A clean end: the client sees the stream finish and reconnects (elsewhere,
+   * on shutdown), after `lastFrame` when given (why it ended). A client that
+   * stopped reading cannot hold the connection open past the stall time.
+   */
+  end(lastFrame?: Buffer): void {
     if (this.closed) return;
+    if (lastFrame) this.sink.write(lastFrame);
     this.sink.end();
+    const linger = setTimeout(() => this.sink.destroy(), this.limits.stallMs);
+    linger.unref();
+    this.sink.once('close', () => clearTimeout(linger));
     this.finish();
   }
 

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { detached } from '../domain/cache-size.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { StoreHealth } from '../store/health.js';
 import type { KeyRepository } from '../store/keys.js';
-import type { UsageCount, UsageErrorEntry, UsageRepository } from '../store/usage.js';
+import { foldInto, foldKey, MAX_PATH, minuteOf, type UsageCount, type UsageErrorEntry, type UsageRepository } from '../store/usage.js';
 
 /**
  * Twice a second: a process killed without warning (SIGKILL) loses at most the
@@ -10,7 +11,10 @@ import type { UsageCount, UsageErrorEntry, UsageRepository } from '../store/usag
  */
 export const FLUSH_MS = 500;
 const PRUNE_MS = 60_000;
-/** Error-log entries held while the store is away; beyond this the oldest are dropped (and counted). */
+/**
+ * Error-log entries held (one per account, service, error and minute, however
+ * many failures each folds); beyond this the oldest are dropped (and counted).
+ */
 const MAX_PENDING_ERRORS = 10_000;
 /**
  * Count rows (account × key × day × service) held while the store is away:
@@ -18,12 +22,21 @@ const MAX_PENDING_ERRORS = 10_000;
  */
 const MAX_PENDING_ROWS = 200_000;
 
-/** What the meter holds unwritten, and what it had to drop: for `/metrics`. */
+/** What the meter holds unwritten (error-log entries, not failures), and what it had to drop: for `/metrics`. */
 export interface UsageBacklog {
   pendingRequests: number;
   pendingErrors: number;
   droppedRequests: number;
   droppedErrors: number;
+}
+
+/** What `stop()` could not write: lost with the process. */
+export interface UsageLoss {
+  /** Requests counted and not written (failed ones included). */
+  requests: number;
+  /** Error-log entries not written, and the failures they fold. */
+  errorEntries: number;
+  errors: number;
 }
 
 /** Counts cut for one write: retried unchanged, under the same id, until the store takes them. */
@@ -40,6 +53,14 @@ interface Batch {
  * a second and on shutdown. While the store is unreachable the counts wait in
  * memory (bounded) and are written when it answers again.
  *
+ * Failures also fold into the error log, one entry per account, service,
+ * error code and minute with a count: a key spending its limit at any rate
+ * adds one entry a minute per error. An entry is held until its minute has
+ * passed and then written once, in the next batch, so the log is written at
+ * most once a minute per error however fast the failures come; `flush()` (a
+ * usage report, shutdown) writes the current minute's entries too, and the
+ * store adds the rest of that minute to the same row.
+ *
  * A batch whose write fails is kept as it was and sent again under the same
  * id, which the store applies at most once: a connection that drops around a
  * commit can neither lose nor double a batch. Requests arriving meanwhile
@@ -54,7 +75,8 @@ export class UsageMeter {
    * string building. Rebuilt empty whenever `counts` is replaced.
    */
   private recent = new Map<string, Map<string, UsageCount>>();
-  private errors: UsageErrorEntry[] = [];
+  /** Error-log entries by fold key (account, service, error, minute), oldest first. */
+  private errors = new Map<string, UsageErrorEntry>();
   private lastUsed = new Map<string, number>();
   private readonly touchedAccounts = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
@@ -90,20 +112,32 @@ export class UsageMeter {
     this.pendingRequests++;
     if (failure) {
       count.errors++;
-      if (this.errors.length >= MAX_PENDING_ERRORS) {
-        this.errors.shift();
-        this.droppedErrors++;
-      }
-      this.errors.push({ account_id: accountId, key_id: keyId, at: now, service, path: failure.path.slice(0, 500), http_status: failure.status, error: failure.error });
-      this.touchedAccounts.add(accountId);
+      this.logError(accountId, keyId, service, now, failure);
     } else {
       count.ok++;
     }
     this.lastUsed.set(keyId, now);
   }
 
+  /** Fold a failure into its minute's entry: a repeat is one map lookup and a few assignments. */
+  private logError(accountId: string, keyId: string, service: string, now: number, failure: { status: number; error: string; path: string }): void {
+    const id = foldKey(accountId, service, failure.error, minuteOf(now));
+    const entry = this.errors.get(id);
+    if (entry) {
+      foldInto(entry, keyId, now, failure.path, failure.status, 1);
+      return;
+    }
+    if (this.errors.size >= MAX_PENDING_ERRORS) {
+      this.errors.delete(this.errors.keys().next().value!);
+      this.droppedErrors++;
+    }
+    this.errors.set(id, { account_id: accountId, key_id: keyId, at: now, service, path: detached(failure.path.slice(0, MAX_PATH)), http_status: failure.status, error: failure.error, count: 1 });
+    // Only a new entry can grow the account's log past its limit.
+    this.touchedAccounts.add(accountId);
+  }
+
   backlog(): UsageBacklog {
-    const pendingErrors = this.errors.length + (this.unwritten?.errors.length ?? 0);
+    const pendingErrors = this.errors.size + (this.unwritten?.errors.length ?? 0);
     return { pendingRequests: this.pendingRequests, pendingErrors, droppedRequests: this.droppedRequests, droppedErrors: this.droppedErrors };
   }
 
@@ -125,31 +159,42 @@ export class UsageMeter {
   start(): void {
     // A tick while a write is still out (a slow or hanging database) waits for the next tick, so writes never pile up.
     this.timer = setInterval(() => {
-      if (!this.flushing) void this.flush();
+      if (!this.flushing) void this.flush(false);
     }, FLUSH_MS);
     this.timer.unref();
   }
 
-  /** Stop the timer and write everything still pending. */
-  async stop(): Promise<void> {
+  /**
+   * Stop the timer and write everything still pending. Returns what could not
+   * be written (the store is away, or refused this last write), which the
+   * process loses as it exits; null when everything landed.
+   */
+  async stop(): Promise<UsageLoss | null> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.flush();
+    const entries = [...this.errors.values(), ...(this.unwritten?.errors ?? [])];
+    if (this.pendingRequests === 0 && entries.length === 0) return null;
+    return { requests: this.pendingRequests, errorEntries: entries.length, errors: entries.reduce((sum, entry) => sum + entry.count, 0) };
   }
 
-  /** Write what is pending; one flush at a time (a call during one runs after it). */
-  flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => this.flush());
-    this.flushing = this.writePending().finally(() => {
+  /**
+   * Write what is pending; one flush at a time (a call during one runs after
+   * it). `everything` includes the error-log entries of the minute still
+   * running, which the timer's flushes hold until it has passed.
+   */
+  flush(everything = true): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush(everything));
+    this.flushing = this.writePending(everything).finally(() => {
       this.flushing = null;
     });
     return this.flushing;
   }
 
-  private async writePending(): Promise<void> {
+  private async writePending(everything: boolean): Promise<void> {
     // A store known to be away (a removed SQLite file, say) is not written to; its ping brings it back.
     if (!this.health.reachable) return;
-    const batch = this.unwritten ?? this.cutBatch();
+    const batch = this.unwritten ?? this.cutBatch(everything);
     if (batch) {
       this.unwritten = batch;
       try {
@@ -163,19 +208,25 @@ export class UsageMeter {
       this.pendingRequests -= batch.requests;
       this.health.succeeded(this.time.now());
       // What arrived while this batch was held goes out now rather than half a second later.
-      if (this.counts.size > 0 || this.errors.length > 0) return this.writePending();
+      if (this.counts.size > 0 || (everything && this.errors.size > 0)) return this.writePending(everything);
     }
     await this.writeBookkeeping();
   }
 
-  /** Everything counted so far as one batch, or null when there is nothing. */
-  private cutBatch(): Batch | null {
-    if (this.counts.size === 0 && this.errors.length === 0) return null;
+  /** Everything counted so far as one batch (error-log entries of past minutes only, unless `everything`), or null when there is nothing. */
+  private cutBatch(everything: boolean): Batch | null {
+    const errors: UsageErrorEntry[] = [];
+    const running = everything ? Infinity : minuteOf(this.time.now());
+    for (const [id, entry] of this.errors) {
+      if (minuteOf(entry.at) >= running) continue;
+      errors.push(entry);
+      this.errors.delete(id);
+    }
+    if (this.counts.size === 0 && errors.length === 0) return null;
     const counts = [...this.counts.values()];
-    const batch = { id: `${this.batchPrefix}-${++this.batchSeq}`, counts, errors: this.errors, requests: counts.reduce((sum, c) => sum + c.ok + c.errors, 0) };
+    const batch = { id: `${this.batchPrefix}-${++this.batchSeq}`, counts, errors, requests: counts.reduce((sum, c) => sum + c.ok + c.errors, 0) };
     this.counts = new Map();
     this.recent = new Map();
-    this.errors = [];
     return batch;
   }
 

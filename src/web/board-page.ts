@@ -2,12 +2,28 @@
  * /board: a live rates board, the push stream's demo. The browser subscribes to
  * GET /v1/stream with EventSource and updates each rate in place on every
  * `rates` event. EventSource cannot send headers, so the key goes in the
- * stream's URL (`?api_key=`, which the server never logs); the page keeps it in
- * sessionStorage, like /account, and takes it out of its own address bar.
+ * stream's URL (`?api_key=`, which the server never logs). A key may come in
+ * the page's own address (`/board?api_key=…`, a link for a shop's screen):
+ * the script takes it into the tab's sessionStorage, under the board's own
+ * name (a key from a link never becomes the key /account shows), and
+ * replaces the address, so the key stays neither in the address bar nor in
+ * the tab's history.
+ *
+ * `/board?mode=tv` is the same page laid out for a shop's screen (see
+ * board-tv-style.ts). Both layouts flash a price only when it changes, dim a
+ * stale one with its age, and say over the whole board when the link to the
+ * server has been down, since when.
  */
+import { BOARD_TV_STYLE } from './board-tv-style.js';
 
 /** A board's worth of popular rates, so the demo opens on something readable; any list (or none: the whole plan) works. */
 export const BOARD_DEFAULT_KEYS = 'usd_free,eur_free,usdt_irr,coin_emami,coin_bahar,coin_half,coin_quarter,gold_18k,gold_mithqal,gold_ounce';
+
+/**
+ * How long the link must stay down before the whole board says so: past the stream's `retry: 3000`, so a
+ * planned reconnect (a stream's lifetime reached, a node shutting down) passes without a banner.
+ */
+export const LOST_AFTER_MS = 5000;
 
 export const BOARD_PAGE = `<!doctype html>
 <html lang="fa" dir="rtl">
@@ -16,43 +32,15 @@ export const BOARD_PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>تابلوی زنده نرخ · Nerkh live board</title>
-<style>
-  body { font-family: Vazirmatn, Tahoma, "Segoe UI", sans-serif; margin: 0; background: #f6f7f9; color: #1d232b; }
-  main { max-width: 960px; margin: 0 auto; padding: 24px 16px 48px; }
-  h1 { font-size: 1.4rem; margin: 0 0 4px; }
-  .en { color: #5b6573; font-size: .85em; direction: ltr; text-align: inherit; }
-  form { display: flex; flex-wrap: wrap; gap: 8px; margin: 16px 0 8px; }
-  input, button { font: inherit; padding: 8px 10px; border-radius: 8px; border: 1px solid #c9ced6; min-width: 0; }
-  input { flex: 1 1 220px; direction: ltr; }
-  button { background: #1f4fa8; color: #fff; border: 0; cursor: pointer; } button.plain { background: #e6e8eb; color: #1d232b; }
-  .note { font-size: .85em; color: #5b6573; margin: 0 0 12px; }
-  .bar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 16px; margin: 12px 0; }
-  #state { display: inline-flex; align-items: center; gap: 6px; padding: 4px 10px; border-radius: 999px; background: #e6e8eb; }
-  #state::before { content: ""; width: 9px; height: 9px; border-radius: 50%; background: #8a94a3; }
-  #state[data-state="open"] { background: #dff3e4; } #state[data-state="open"]::before { background: #1a7f37; }
-  #state[data-state="connecting"]::before, #state[data-state="reconnecting"]::before { background: #bf8700; }
-  #state[data-state="closed"] { background: #fadcd9; } #state[data-state="closed"]::before { background: #b3261e; }
-  .message { padding: 10px 14px; border-radius: 8px; background: #fadcd9; color: #8c1d18; }
-  ul.board { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 10px; }
-  ul.board li { background: #fff; border: 1px solid #e6e8eb; border-radius: 10px; padding: 10px 12px; display: grid; grid-template-columns: 1fr auto; gap: 2px 10px; min-width: 0; }
-  .title { font-weight: bold; overflow-wrap: anywhere; }
-  .value { font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
-  .unit, .time { color: #5b6573; font-size: .85em; overflow-wrap: anywhere; }
-  .change { font-size: .9em; white-space: nowrap; } .change.up { color: #1a7f37; } .change.down { color: #b3261e; }
-  .stale { color: #9a6700; font-size: .8em; }
-  li.flash { animation: flash 1.2s ease-out; }
-  @keyframes flash { from { background: #fff4c2; } to { background: #fff; } }
-  [hidden] { display: none !important; }
-  @media (max-width: 640px) { main { padding: 16px 10px 32px; } ul.board { grid-template-columns: 1fr; } }
-</style>
+<link rel="stylesheet" href="/board/board.css">
 </head>
 <body>
 <main>
   <h1>تابلوی زنده نرخ‌ها</h1>
-  <div class="en">Live rates board: each change arrives as it happens (GET /v1/stream)</div>
+  <div class="en">Live rates board: values arrive at your plan's refresh interval (GET /v1/stream)</div>
   <form id="form">
-    <input id="key" type="password" autocomplete="off" placeholder="کلید API · API key" aria-label="API key">
-    <input id="keys" type="text" autocomplete="off" placeholder="نرخ‌ها (خالی: همه) · keys (empty: your whole plan)" aria-label="keys">
+    <input id="key" type="password" autocomplete="off" placeholder="&#x2067;کلید API&#x2069; · API key" aria-label="API key">
+    <input id="keys" type="text" autocomplete="off" placeholder="&#x2067;نرخ‌ها (خالی: همه)&#x2069; · keys (empty: your whole plan)" aria-label="keys">
     <button type="submit">اتصال · Connect</button>
     <button type="button" class="plain" id="stop">قطع و فراموشی کلید · Disconnect, forget key</button>
   </form>
@@ -60,6 +48,7 @@ export const BOARD_PAGE = `<!doctype html>
   <span class="en">The key is kept in this tab only (sessionStorage). This demo page puts it in the stream's URL only because a browser's EventSource cannot send headers; the server never logs it. Your own code should send it in the x-api-key header.</span></p>
   <div class="bar"><span id="state" data-state="idle" role="status">وصل نیست · Not connected</span><span id="updated" class="en"></span></div>
   <div id="message" class="message" role="alert" hidden></div>
+  <div id="lost" class="lost" role="alert" hidden><strong id="lost-since"></strong><span>در حال تلاش برای اتصال دوباره… <bdi class="en">Disconnected; reconnecting…</bdi></span></div>
   <ul id="board" class="board" aria-live="polite"></ul>
 </main>
 <script src="/board/board.js"></script>
@@ -69,7 +58,7 @@ export const BOARD_PAGE = `<!doctype html>
 /** The page's script, served as its own file. */
 export const BOARD_SCRIPT = `'use strict';
 (function () {
-  var STORAGE = 'nerkh.key';
+  var STORAGE = 'nerkh.board.key';
   var DEFAULT_KEYS = ${JSON.stringify(BOARD_DEFAULT_KEYS)};
   var STATES = {
     idle: 'وصل نیست · Not connected',
@@ -78,18 +67,40 @@ export const BOARD_SCRIPT = `'use strict';
     reconnecting: 'اتصال قطع شد؛ تلاش دوباره… · Reconnecting…',
     closed: 'بسته شد · Closed',
   };
+  var LOST_AFTER_MS = ${LOST_AFTER_MS};
   var el = function (id) { return document.getElementById(id); };
+  var root = document.documentElement;
   var numbers = new Intl.NumberFormat('fa-IR', { maximumFractionDigits: 8 });
+  var ages = new Intl.RelativeTimeFormat('fa', { numeric: 'always' });
   var digits = function (s) { return String(s).replace(/[0-9]/g, function (d) { return '۰۱۲۳۴۵۶۷۸۹'[d]; }); };
   var source = null;
+  var retry = null;
   var rows = {};
+  /** When the link to the server went down (this browser's clock); null while it is up. */
+  var lostAt = null;
+  /** The service's UTC offset in ms, read from its timestamps ("…+03:30"): times this page makes are told on the board's clock. */
+  var offsetMs = null;
 
+  // "Persian · English": the English half goes in a <bdi>, so its full stop or ellipsis stays at its own end
+  // (one span for both: #state lays its children out as flex items).
+  function bilingual(node, text) {
+    var at = text.indexOf(' · ');
+    var line = document.createElement('span');
+    line.textContent = at < 0 ? text : text.slice(0, at + 3);
+    if (at >= 0) {
+      var english = document.createElement('bdi');
+      english.textContent = text.slice(at + 3);
+      line.appendChild(english);
+    }
+    node.replaceChildren(line);
+  }
   function state(name) {
+    root.dataset.view = name === 'idle' || name === 'closed' ? 'setup' : 'board';
     el('state').dataset.state = name;
-    el('state').textContent = STATES[name];
+    bilingual(el('state'), STATES[name]);
   }
   function show(message) {
-    el('message').textContent = message;
+    bilingual(el('message'), message);
     el('message').hidden = !message;
   }
 
@@ -104,7 +115,8 @@ export const BOARD_SCRIPT = `'use strict';
     if (rows[key]) return rows[key];
     var li = document.createElement('li');
     li.dataset.key = key;
-    var row = { li: li, title: cell(li, 'title'), value: cell(li, 'value'), unit: cell(li, 'unit'), change: cell(li, 'change'), time: cell(li, 'time') };
+    var row = { li: li, title: cell(li, 'title'), value: cell(li, 'value'), unit: cell(li, 'unit'), change: cell(li, 'change'), time: cell(li, 'time'), age: cell(li, 'age') };
+    row.change.dir = 'ltr'; // "+۱۲ (+۰٫۵٪)" reads as a signed figure: each sign stays before its number
     el('board').appendChild(li);
     rows[key] = row;
     return row;
@@ -115,8 +127,23 @@ export const BOARD_SCRIPT = `'use strict';
     return (n > 0 ? '+' : n < 0 ? '−' : '') + numbers.format(Math.abs(n));
   }
 
+  /** "۵ دقیقه پیش", in the same steps as the status page's ages. */
+  function age(seconds) {
+    if (seconds < 60) return ages.format(-seconds, 'second');
+    if (seconds < 3600) return ages.format(-Math.floor(seconds / 60), 'minute');
+    if (seconds < 48 * 3600) return ages.format(-Math.floor(seconds / 3600), 'hour');
+    return ages.format(-Math.floor(seconds / 86400), 'day');
+  }
+
+  /** A moment of this browser's clock as the time of day on the service's clock (this browser's own zone until the stream has said which). */
+  function clock(ms) {
+    if (offsetMs === null) return digits(new Date(ms).toTimeString().slice(0, 8));
+    return digits(new Date(ms + offsetMs).toISOString().slice(11, 19));
+  }
+
   function render(rate, flash) {
     var row = rowFor(rate.key);
+    var shown = row.shown;
     row.title.textContent = rate.title;
     row.value.textContent = rate.value === null ? '—' : numbers.format(rate.value);
     row.unit.textContent = rate.unit;
@@ -130,19 +157,94 @@ export const BOARD_SCRIPT = `'use strict';
     }
     // The time of day as the service's zone gives it ("…T14:03:07+03:30"), in Persian digits.
     row.time.textContent = rate.updated_at ? digits(rate.updated_at.slice(11, 19)) : '';
-    if (rate.status === 'stale') row.time.textContent += ' · کهنه';
+    // A stale value's age counts on between events (see tick), from when this browser was told it.
+    row.staleSince = rate.status === 'stale' && typeof rate.stale_seconds === 'number' ? Date.now() - rate.stale_seconds * 1000 : null;
+    row.age.textContent = row.staleSince === null ? '' : 'کهنه · ' + age(rate.stale_seconds);
     row.li.dataset.status = rate.status;
-    if (flash) {
+    row.shown = rate.value;
+    // Only a new value flashes: a stale one is sent again at every refresh with its age grown, and a
+    // snapshot after a reconnect repeats what the board already shows.
+    if (flash && shown !== undefined && shown !== rate.value) {
+      row.li.dataset.move = rate.value !== null && shown !== null && rate.value < shown ? 'down' : 'up';
       row.li.classList.remove('flash');
       void row.li.offsetWidth;
       row.li.classList.add('flash');
     }
   }
 
-  function apply(event, flash) {
+  function apply(event) {
     var body = JSON.parse(event.data);
-    body.rates.forEach(function (rate) { render(rate, flash); });
-    el('updated').textContent = 'آخرین رویداد ' + digits(String(body.generated_at).slice(11, 19)) + ' · event ' + event.lastEventId;
+    var zone = /([+-])(\\d\\d):(\\d\\d)$/.exec(body.generated_at);
+    offsetMs = zone ? (zone[1] === '-' ? -1 : 1) * (Number(zone[2]) * 60 + Number(zone[3])) * 60000 : 0;
+    body.rates.forEach(function (rate) { render(rate, true); });
+    var updated = document.createElement('span');
+    updated.textContent = 'آخرین به‌روزرسانی ' + digits(String(body.generated_at).slice(11, 19));
+    var id = document.createElement('span');
+    id.className = 'en event';
+    id.textContent = ' · event ' + event.lastEventId;
+    el('updated').replaceChildren(updated, id);
+    return body;
+  }
+
+  /** The link is down (since the first error) or back; the banner shows once it has been down LOST_AFTER_MS. */
+  function link(up) {
+    if (up) lostAt = null;
+    else if (lostAt === null) lostAt = Date.now();
+    tick();
+  }
+
+  /** Once a second: stale ages count on, and the banner follows the link. */
+  function tick() {
+    var now = Date.now();
+    Object.keys(rows).forEach(function (key) {
+      var row = rows[key];
+      if (row.staleSince === null || row.staleSince === undefined) return;
+      // Written only when it reads differently: the board is a live region, and a screen reader says each change.
+      var text = 'کهنه · ' + age(Math.max(0, Math.floor((now - row.staleSince) / 1000)));
+      if (row.age.textContent !== text) row.age.textContent = text;
+    });
+    var lost = lostAt !== null && now - lostAt >= LOST_AFTER_MS;
+    if (lost && el('lost').hidden) el('lost-since').textContent = 'اتصال قطع است از ساعت ' + clock(lostAt);
+    el('lost').hidden = !lost;
+    if (lost) root.dataset.link = 'lost';
+    else delete root.dataset.link;
+  }
+
+  /**
+   * TV mode: the grid the tiles fill. Tries every column count and keeps the one whose prices come out
+   * largest (each as tall as a share of its tile, and the longest as wide as the tile holds); the style
+   * sheet sizes the type from --cols, --rows and --chars, and --fit shrinks it where the font's figures
+   * run wider than reckoned.
+   */
+  function layout() {
+    if (root.dataset.mode !== 'tv' || root.dataset.view !== 'board') return;
+    var board = el('board');
+    var keys = Object.keys(rows);
+    if (keys.length === 0 || board.clientWidth === 0) return;
+    var chars = 1;
+    keys.forEach(function (key) { chars = Math.max(chars, rows[key].value.textContent.length); });
+    var best = { cols: 1, size: 0 };
+    for (var cols = 1; cols <= keys.length; cols++) {
+      var size = Math.min(board.clientHeight / Math.ceil(keys.length / cols) * 0.45, board.clientWidth / cols * 0.9 / (chars * 0.6));
+      if (size > best.size) best = { cols: cols, size: size };
+    }
+    board.style.setProperty('--cols', String(best.cols));
+    board.style.setProperty('--rows', String(Math.ceil(keys.length / best.cols)));
+    board.style.setProperty('--chars', String(chars));
+    board.style.setProperty('--fit', '1');
+    var fit = 1;
+    keys.forEach(function (key) {
+      var value = rows[key].value;
+      if (value.scrollWidth > value.clientWidth) fit = Math.min(fit, value.clientWidth / value.scrollWidth * 0.97);
+    });
+    if (fit < 1) board.style.setProperty('--fit', String(fit));
+    board.dataset.chars = String(chars);
+  }
+  /** Lays the grid out again when the longest price changes length (a new digit, a new tile). */
+  function relayout() {
+    var chars = 1;
+    Object.keys(rows).forEach(function (key) { chars = Math.max(chars, rows[key].value.textContent.length); });
+    if (el('board').dataset.chars !== String(chars)) layout();
   }
 
   /** EventSource hides why a stream was refused; a HEAD request with the same key says (401, 403, 429). */
@@ -155,11 +257,29 @@ export const BOARD_SCRIPT = `'use strict';
         404: 'هیچ‌یک از این نرخ‌ها یافت نشد. · None of these keys exists.',
         429: 'سقف جریان‌های باز یا درخواست‌های حساب پر است. · The account holds all its open streams, or its request limit is spent.',
       };
-      show(reasons[response.status] || 'جریان بسته شد. · The stream was closed (HTTP ' + response.status + ').');
-    }).catch(function () { show('سرور پاسخ نداد. · The server did not answer.'); });
+      if (response.status === 429) return again(30000, reasons[429]);
+      // The key or the list is refused: trying again would not help.
+      if (reasons[response.status]) return refused(reasons[response.status]);
+      // Accepted now, or a server error (a proxy's 502 while the server restarts): the stream was cut on the way.
+      again(5000, '');
+    }).catch(function () { again(5000, ''); });
+  }
+  function refused(message) {
+    stop();
+    link(true);
+    state('closed');
+    show(message);
+  }
+  /** A cut EventSource gave up on (an error status between): this page tries again itself, the board kept on screen. */
+  function again(ms, message) {
+    state('reconnecting');
+    link(false);
+    show(message);
+    retry = setTimeout(connect, ms);
   }
 
   function stop() {
+    clearTimeout(retry);
     if (source) source.close();
     source = null;
   }
@@ -169,34 +289,58 @@ export const BOARD_SCRIPT = `'use strict';
     var key = sessionStorage.getItem(STORAGE);
     if (!key) return state('idle');
     var keys = el('keys').value.trim();
-    show('');
-    rows = {};
-    el('board').textContent = '';
     state('connecting');
     var query = (keys ? 'keys=' + encodeURIComponent(keys) + '&' : '') + 'api_key=' + encodeURIComponent(key);
     var stream = new EventSource('/v1/stream?' + query);
     source = stream;
-    stream.onopen = function () { state('open'); };
+    stream.onopen = function () {
+      state('open');
+      show('');
+      link(true);
+    };
     stream.addEventListener('snapshot', function (event) {
-      // A snapshot is the whole state (first, and after every reconnect): the board is redrawn from it.
-      rows = {};
-      el('board').textContent = '';
-      apply(event, false);
+      // A snapshot is the whole state (first, and after every reconnect): rates it no longer holds go, the rest
+      // are brought up to it in its order, and a value that moved while the link was down flashes.
+      var body = apply(event);
+      var held = {};
+      body.rates.forEach(function (rate) { held[rate.key] = true; el('board').appendChild(rows[rate.key].li); });
+      Object.keys(rows).forEach(function (key) {
+        if (held[key]) return;
+        rows[key].li.remove();
+        delete rows[key];
+      });
+      layout();
     });
-    stream.addEventListener('rates', function (event) { apply(event, true); });
+    stream.addEventListener('rates', function (event) {
+      apply(event);
+      relayout();
+    });
     stream.onerror = function () {
       if (stream !== source) return;
-      if (stream.readyState === EventSource.CONNECTING) return state('reconnecting');
-      state('closed');
+      if (stream.readyState === EventSource.CONNECTING) {
+        state('reconnecting');
+        return link(false);
+      }
       explain(key, keys);
     };
   }
 
-  // A key (and keys) given in the address are taken into the tab's session, then dropped from the address bar.
+  // A key in the address goes into the tab's session; the address keeps ?keys= and ?mode=tv only. replaceState
+  // rewrites the current history entry, so neither the address bar nor Back shows the key afterwards. Anything
+  // else the address held goes too (a key under another name, a fragment): the server serves this page
+  // whatever the address holds, so this always runs.
   var params = new URLSearchParams(location.search);
-  if (params.get('api_key')) sessionStorage.setItem(STORAGE, params.get('api_key'));
-  el('keys').value = params.has('keys') ? params.get('keys') : DEFAULT_KEYS;
-  if (params.has('api_key')) history.replaceState(null, '', location.pathname + (params.has('keys') ? '?keys=' + encodeURIComponent(params.get('keys')) : ''));
+  var given = params.get('api_key');
+  if (given && given.trim()) sessionStorage.setItem(STORAGE, given.trim());
+  var keys = params.get('keys');
+  if (keys !== null && /nrk_/i.test(keys)) keys = null;
+  el('keys').value = keys !== null ? keys : DEFAULT_KEYS;
+  var tv = params.getAll('mode').length === 1 && params.get('mode') === 'tv';
+  if (tv) root.dataset.mode = 'tv';
+  var extra = location.hash !== '' || params.getAll('keys').length > 1 || (params.has('mode') && !tv);
+  params.forEach(function (value, name) { if (name !== 'keys' && name !== 'mode') extra = true; });
+  var kept = (keys !== null ? ['keys=' + encodeURIComponent(keys).replace(/%2C/gi, ',')] : []).concat(tv ? ['mode=tv'] : []);
+  if (extra || (keys === null && params.has('keys'))) history.replaceState(null, '', location.pathname + (kept.length > 0 ? '?' + kept.join('&') : ''));
 
   el('form').addEventListener('submit', function (event) {
     event.preventDefault();
@@ -208,9 +352,53 @@ export const BOARD_SCRIPT = `'use strict';
   el('stop').addEventListener('click', function () {
     stop();
     sessionStorage.removeItem(STORAGE);
+    link(true);
     state('idle');
     show('');
   });
+  addEventListener('resize', layout);
+  // A web font arriving late changes how wide the figures run.
+  if (document.fonts) {
+    document.fonts.ready.then(layout);
+    document.fonts.addEventListener('loadingdone', layout);
+  }
+  setInterval(tick, 1000);
   connect();
 })();
 `;
+
+/** The page's style sheet, served as its own file (the pages' policy allows no inline style). */
+export const BOARD_STYLE = `body { font-family: Vazirmatn, Tahoma, "Segoe UI", sans-serif; margin: 0; background: #f6f7f9; color: #1d232b; }
+main { max-width: 960px; margin: 0 auto; padding: 24px 16px 48px; }
+h1 { font-size: 1.4rem; margin: 0 0 4px; }
+.en { color: #5b6573; font-size: .85em; direction: ltr; text-align: inherit; }
+form { display: flex; flex-wrap: wrap; gap: 8px; margin: 16px 0 8px; }
+input, button { font: inherit; padding: 8px 10px; border-radius: 8px; border: 1px solid #c9ced6; min-width: 0; }
+input { flex: 1 1 220px; direction: ltr; }
+button { background: #1f4fa8; color: #fff; border: 0; cursor: pointer; } button.plain { background: #e6e8eb; color: #1d232b; }
+.note { font-size: .85em; color: #5b6573; margin: 0 0 12px; }
+.bar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 16px; margin: 12px 0; }
+#state { display: inline-flex; align-items: center; gap: 6px; padding: 4px 10px; border-radius: 999px; background: #e6e8eb; }
+#state::before { content: ""; width: 9px; height: 9px; border-radius: 50%; background: #8a94a3; }
+#state[data-state="open"] { background: #dff3e4; } #state[data-state="open"]::before { background: #1a7f37; }
+#state[data-state="connecting"]::before, #state[data-state="reconnecting"]::before { background: #bf8700; }
+#state[data-state="closed"] { background: #fadcd9; } #state[data-state="closed"]::before { background: #b3261e; }
+.message { padding: 10px 14px; border-radius: 8px; background: #fadcd9; color: #8c1d18; }
+ul.board { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 10px; }
+ul.board li { background: #fff; border: 1px solid #e6e8eb; border-radius: 10px; padding: 10px 12px; display: grid; grid-template-columns: 1fr auto; gap: 2px 10px; min-width: 0; }
+.title { font-weight: bold; overflow-wrap: anywhere; }
+.value { font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.unit, .time { color: #5b6573; font-size: .85em; overflow-wrap: anywhere; }
+.change { font-size: .9em; white-space: nowrap; } .change.up { color: #1a7f37; } .change.down { color: #b3261e; }
+.age { color: #9a6700; font-size: .85em; }
+li[data-status="stale"], li[data-status="unavailable"] { background: #eef0f3; }
+li[data-status="stale"] > :not(.age), li[data-status="unavailable"] > * { opacity: .5; }
+.lost { display: flex; flex-direction: column; gap: 4px; padding: 12px 14px; margin: 0 0 12px; border-radius: 8px; background: #b3261e; color: #fff; font-size: 1.1rem; }
+.lost .en { color: #fde7e5; }
+#updated { direction: rtl; } #updated .event { direction: ltr; unicode-bidi: isolate; }
+html[data-link="lost"] ul.board { opacity: .4; filter: grayscale(1); }
+li.flash { animation: flash 1.2s ease-out; }
+@keyframes flash { from { background: #fff4c2; } to { background: #fff; } }
+[hidden] { display: none !important; }
+@media (max-width: 640px) { main { padding: 16px 10px 32px; } ul.board { grid-template-columns: 1fr; } }
+` + BOARD_TV_STYLE;

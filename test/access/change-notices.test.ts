@@ -1,5 +1,5 @@
 /**
- * Change notices wired end to end (PRODUCT §10: account and key changes apply
+ * Change notices wired end to end (docs/api.md#accounts-and-keys: account and key changes apply
  * on every node within 500 ms): two nodes on one PostgreSQL schema and one
  * Redis prefix, their store polls slowed to a minute so only the notice can
  * tell them, and the admin command's own announcement.
@@ -8,14 +8,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { announce } from '../../src/cli/announce.js';
 import type { AppConfig } from '../../src/config.js';
-import { startRuntime, type Runtime } from '../../src/runtime.js';
+import { startRuntime, type Runtime } from '../../src/runtime/wiring.js';
 import { tempDir, testConfig, writeSource } from '../support/env.js';
-import { POSTGRES_URL } from '../support/harness.js';
-import { randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { randomPrefix, removePrefix, silent } from '../support/redis.js';
+import { needs, POSTGRES_URL, REDIS_URL } from '../support/services.js';
+import { openStream } from '../stream/sse-client.js';
 
-const skip = !POSTGRES_URL ? 'NERKH_TEST_DATABASE_URL is not set' : !REDIS_URL ? 'NERKH_TEST_REDIS_URL is not set' : false;
 
-describe('change notices reach every node', { skip }, () => {
+describe('change notices reach every node', needs('postgres', 'redis'), () => {
   const dir = tempDir('nerkh-notices-');
   const prefix = randomPrefix();
   const schema = `nerkh_t_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
@@ -58,6 +58,30 @@ describe('change notices reach every node', { skip }, () => {
     await store.keys.revoke(issued.id);
     await announce(config, new Set(['keys']));
     await untilEveryNode(issued.key, 401, 500);
+  });
+
+  it('a stream open on the other node ends within 500 ms of the notice that its key was revoked', async () => {
+    const store = nodes[0]!.store;
+    const account = await store.accounts.create('streaming', 'enterprise');
+    const issued = await store.keys.issue(account.id);
+    await announce(config, new Set(['keys']));
+    await untilEveryNode(issued.key, 200, 500);
+    const base = await nodes[1]!.app.listen({ port: 0, host: '127.0.0.1' });
+    const stream = await openStream(base, '/v1/stream?keys=usd_free', { 'x-api-key': issued.key });
+    try {
+      assert.equal(stream.status, 200, stream.body);
+      await stream.event(0);
+      await store.keys.revoke(issued.id);
+      // Timed from the notice, not from announce's own connection to Redis.
+      await announce(config, new Set(['keys']));
+      const revoked = Date.now();
+      const last = await stream.end(1000);
+      assert.equal(last?.event, 'error');
+      assert.equal((JSON.parse(last.data) as { error: string }).error, 'API_KEY_INVALID');
+      assert.ok(stream.endedAt! - revoked <= 500, `ended ${stream.endedAt! - revoked} ms after the revocation`);
+    } finally {
+      stream.close();
+    }
   });
 
   it('an account suspended applies everywhere within 500 ms of its notice', async () => {

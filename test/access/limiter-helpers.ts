@@ -35,6 +35,12 @@ export class TestClock implements Clock {
   }
 }
 
+/** Move a test clock past the zone's next midnight when it is closer than `margin`, so a test's minutes stay in one day. */
+export function awayFromMidnight(clock: TestClock, margin: number): void {
+  const untilMidnight = new ZoneTime('Asia/Tehran', clock).nextMidnight(clock.now()) - clock.now();
+  if (untilMidnight < margin) clock.advance(untilMidnight + 60_000);
+}
+
 export interface Cluster {
   links: RedisLink[];
   limiters: RedisLimiter[];
@@ -102,7 +108,7 @@ export async function hammer(limiters: RedisLimiter[], keyId: string, spec: Limi
   return { admitted, refused: total - admitted, perNode, waited, decisions };
 }
 
-/** The bound of PRODUCT §10: at least the limit when demand exceeds it, at most limit + 1 % + nodes. */
+/** The bound of docs/operations.md#shared-limits: at least the limit when demand exceeds it, at most limit + 1 % + nodes. */
 export function bound(limit: number, nodes: number): [number, number] {
   return [limit, limit + Math.floor(limit * 0.01) + nodes];
 }

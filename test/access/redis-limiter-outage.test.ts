@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { LimitDecision, LimitSpec } from '../../src/access/limiter/limiter.js';
+import type { RedisLimiter } from '../../src/access/limiter/redis.js';
+import type { RedisLink } from '../../src/bus/link.js';
 import { eventually } from '../support/env.js';
-import { needsRedis, OwnRedis, randomPrefix } from '../support/redis.js';
-import { bound, cluster, hammer, type Cluster } from './limiter-helpers.js';
+import { OwnRedis, randomPrefix } from '../support/redis.js';
+import { needs } from '../support/services.js';
+import { awayFromMidnight, bound, cluster, hammer, type Cluster } from './limiter-helpers.js';
 
-describe('Redis limiter when Redis goes away', needsRedis, () => {
+describe('Redis limiter when Redis goes away', needs('redis'), () => {
   let server: OwnRedis;
   let nodes: Cluster | null = null;
   const rejections: unknown[] = [];
@@ -80,4 +83,67 @@ describe('Redis limiter when Redis goes away', needsRedis, () => {
     const [low, high] = bound(60, 3);
     assert.ok(after.admitted >= low && after.admitted <= high, `next window after recovery: ${after.admitted}`);
   });
+
+  /** Kill the server (it keeps nothing on disk) and start it again empty, on the same port; resolves once every node is back. */
+  async function restartEmpty(links: RedisLink[], limiters: RedisLimiter[]): Promise<void> {
+    await server.stop();
+    await eventually(() => limiters.every((limiter) => !limiter.healthy), 3000);
+    await server.start();
+    await Promise.all(links.map((link) => link.whenReady(5000)));
+  }
+
+  const counter = async (name: string) => {
+    const raw = new Redis(server.url);
+    try {
+      return Number(await raw.get(name));
+    } finally {
+      raw.disconnect();
+    }
+  };
+
+  it('Redis restarting empty mid-minute: the nodes put back what they took, so the minute stays within its bound', { timeout: 20_000 }, async (t) => {
+    await server.start();
+    nodes = await cluster(server.url, randomPrefix(), 2);
+    const { limiters, links, clock } = nodes;
+    const [low, high] = bound(60, 2);
+    const before = await hammer(limiters, 'k', spec, 120, (i) => i % 2, clock, 600);
+    assert.ok(before.admitted >= low && before.admitted <= high, `before the restart: ${before.admitted}`);
+
+    await restartEmpty(links, limiters);
+    const minuteEnds = clock.now() - (clock.now() % 60_000) + 60_000;
+    // Put back without waiting for traffic: each node does it as soon as it is connected again.
+    await eventually(async () => (await counter(`${links[0]!.prefix}rl:k:m:${minuteEnds}`)) >= before.admitted, 3000);
+    const after = await hammer(limiters, 'k', spec, 120, (i) => i % 2, clock, 1200);
+    const total = before.admitted + after.admitted;
+    t.diagnostic(`admitted ${before.admitted} before the restart, ${after.admitted} after`);
+    assert.ok(total <= high, `admitted ${before.admitted} before the restart and ${after.admitted} after, in one minute of 60 (bound ${high})`);
+  });
+
+  for (const idle of [false, true]) {
+    const when = idle ? 'for a key idle long enough to be forgotten (its day is not)' : 'in earlier minutes';
+    it(`Redis restarting empty: the day window keeps what was spent of it ${when}`, { timeout: 20_000 }, async (t) => {
+      await server.start();
+      nodes = await cluster(server.url, randomPrefix(), 2);
+      const { limiters, links, clock } = nodes;
+      awayFromMidnight(clock, 10 * 60_000);
+      const daily: LimitSpec = { perMinute: 1000, perDay: 100 };
+      const first = await hammer(limiters, 'd', daily, 90, (i) => i % 2, clock, 400);
+      assert.equal(first.admitted, 90);
+      // Unused for three minutes: each node forgets the key at its next sweep, all but what it holds of the day.
+      if (idle) {
+        clock.advance(180_000);
+        await eventually(() => limiters.every((limiter) => !limiter.tracks('d')), 5000);
+      }
+
+      await restartEmpty(links, limiters);
+      clock.advance(60_000);
+      const later = await hammer(limiters, 'd', daily, 200, (i) => i % 2, clock, 1200);
+      const total = first.admitted + later.admitted;
+      t.diagnostic(`admitted ${first.admitted} in the first minute, ${later.admitted} after the restart`);
+      // The day's bound: its limit plus each node's credit of one request.
+      assert.ok(total <= 100 + 2, `admitted ${first.admitted} in the first minute and ${later.admitted} after the restart, of 100 a day`);
+      assert.equal(later.decisions.at(-1)!.window, 'day');
+    });
+  }
 });
+

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { LimitDecision, LimitSpec } from '../../src/access/limiter/limiter.js';
+import type { RedisLimiter } from '../../src/access/limiter/redis.js';
 import { eventually } from '../support/env.js';
-import { needsRedis, OwnRedis, randomPrefix, REDIS_URL, removePrefix } from '../support/redis.js';
-import { bound, cluster, hammer, yieldToIo, type Cluster } from './limiter-helpers.js';
+import { OwnRedis, randomPrefix, REDIS_URL, removePrefix } from '../support/redis.js';
+import { needs } from '../support/services.js';
+import { awayFromMidnight, bound, cluster, hammer, yieldToIo, type Cluster } from './limiter-helpers.js';
 
-describe('Redis limiter across nodes', needsRedis, () => {
+describe('Redis limiter across nodes', needs('redis'), () => {
   const url = REDIS_URL!;
   let prefix: string;
   let nodes: Cluster | null = null;
@@ -23,14 +25,34 @@ describe('Redis limiter across nodes', needsRedis, () => {
     return nodes;
   }
 
+  /**
+   * What the shared minute counter holds once every node has handed its unused quota back: exactly
+   * what the nodes admitted, if they shared through Redis. (Nodes that could not reach it would
+   * each keep to their share, which adds up to the limit too, and leave the counter empty.)
+   */
+  async function countedInRedis(limiters: RedisLimiter[], keyId: string, admitted: number, clock: { now(): number }): Promise<number> {
+    await Promise.all(limiters.map((limiter) => limiter.close()));
+    const minuteEnds = clock.now() - (clock.now() % 60_000) + 60_000;
+    const raw = new Redis(url);
+    try {
+      let counted = 0;
+      await eventually(async () => (counted = Number(await raw.get(`${prefix}rl:${keyId}:m:${minuteEnds}`))) === admitted, 2000).catch(() => {});
+      return counted;
+    } finally {
+      raw.disconnect();
+    }
+  }
+
   for (const size of [2, 3]) {
     for (const perMinute of [60, 6000]) {
-      it(`${size} nodes hammering one key with ${perMinute}/min, spread evenly, admit between the limit and limit + 1 % + nodes`, async () => {
+      it(`${size} nodes hammering one key with ${perMinute}/min, spread evenly, admit between the limit and limit + 1 % + nodes, counted in Redis`, async () => {
         const { limiters, clock } = await start(size);
         const spec: LimitSpec = { perMinute, perDay: null };
         const result = await hammer(limiters, 'k1', spec, perMinute * 2, (i) => i % size, clock, 2000);
         const [low, high] = bound(perMinute, size);
         assert.ok(result.admitted >= low && result.admitted <= high, `admitted ${result.admitted} (per node ${result.perNode.join('/')}), bound [${low}, ${high}]`);
+        assert.ok(limiters.every((limiter) => limiter.healthy), 'every node reached Redis throughout');
+        assert.equal(await countedInRedis(limiters, 'k1', result.admitted, clock), result.admitted, 'every admission went through the shared counter');
       });
     }
   }
@@ -125,9 +147,24 @@ describe('Redis limiter across nodes', needsRedis, () => {
     assert.equal(last.allowed, false);
   });
 
+  it('names the day on every answer of two nodes when the day binds (1,000 a day at 60 a minute)', async () => {
+    const { limiters, clock } = await start(2);
+    awayFromMidnight(clock, 30 * 60_000);
+    const spec: LimitSpec = { perMinute: 60, perDay: 1000 };
+    const decisions: LimitDecision[] = [];
+    for (let i = 0; i < 40; i++) {
+      decisions.push(await limiters[i % 2]!.consume('paced', spec, clock.now()));
+      await yieldToIo();
+    }
+    const named = decisions.map((d) => `${d.window}/${d.limit}`);
+    assert.ok(named.every((name) => name === 'day/1000'), named.join(' '));
+    assert.ok(decisions.every((d) => d.allowed && d.remaining <= 1000 - 1 && d.remaining >= 1000 - 40 - 40), decisions.map((d) => d.remaining).join(','));
+  });
+
   it('reports falling remaining counts, and counts every admission in Redis exactly', async () => {
     const { limiters, clock } = await start(2);
-    const spec: LimitSpec = { perMinute: 60, perDay: 1000 };
+    // A day the minute's limit cannot spend (60 × 1,440 = 86,400): the minute binds.
+    const spec: LimitSpec = { perMinute: 60, perDay: 100_000 };
     const decisions: LimitDecision[] = [];
     for (let i = 0; i < 30; i++) {
       decisions.push(await limiters[i % 2]!.consume('headers', spec, clock.now()));

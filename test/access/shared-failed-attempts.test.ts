@@ -3,7 +3,8 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { FailedAttempts } from '../../src/access/failed-attempts.js';
 import { SharedFailedAttempts } from '../../src/access/shared-failed-attempts.js';
 import type { RedisLink } from '../../src/bus/link.js';
-import { needsRedis, openLink, OwnRedis, randomPrefix, REDIS_URL, removePrefix } from '../support/redis.js';
+import { openLink, OwnRedis, randomPrefix, REDIS_URL, removePrefix } from '../support/redis.js';
+import { needs } from '../support/services.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -34,7 +35,7 @@ describe('failed-key throttle', () => {
   });
 });
 
-describe('shared failed-key throttle', needsRedis, () => {
+describe('shared failed-key throttle', needs('redis'), () => {
   const url = REDIS_URL!;
   let prefix: string;
   const links: RedisLink[] = [];

@@ -22,11 +22,30 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A page `width` wide whose `problems` collect console errors, page errors and any request outside `base`. */
-export async function watchedPage(browser: Browser, base: string, width: number): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
+/**
+ * A page `width` wide (and `height` high) whose `problems` collect console errors, page errors,
+ * any request outside `base`, and every Content-Security-Policy violation
+ * (the `securitypolicyviolation` event, listened for in every document before
+ * its own scripts run, so a page that broke its policy fails its test even
+ * where the browser would log nothing), and every page answer from `base`
+ * that came without the policy.
+ */
+export async function watchedPage(browser: Browser, base: string, width: number, height = 900): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
   const problems: string[] = [];
+  await page.exposeFunction('reportPolicyViolation', (text: string) => problems.push(`policy violation: ${text}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      const report = (window as unknown as { reportPolicyViolation: (text: string) => void }).reportPolicyViolation;
+      report(`${event.effectiveDirective} blocked ${event.blockedURI || 'inline'} in ${event.documentURI} (${event.sourceFile}:${event.lineNumber}) ${event.sample}`);
+    });
+  });
+  page.on('response', (response) => {
+    if (response.url().startsWith(base) && response.request().resourceType() === 'document' && !response.headers()['content-security-policy']) {
+      problems.push(`a page without Content-Security-Policy: ${response.url()}`);
+    }
+  });
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console: ${message.text()}`);
   });

@@ -7,38 +7,48 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchChromium, watchedPage } from './chromium.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { ARTIFACTS, watchedPage } from './chromium.js';
+import { spend, startPageRig, type PageRig } from './page-rig.js';
+import type { Harness } from '../support/harness.js';
+import { newSecret } from '../../src/webhooks/events.js';
 
 const WIDTHS = [1280, 390];
 
 describe('public pages in Chromium', () => {
+  let rig: PageRig | undefined;
   let harness: Harness;
   let browser: Browser;
   let base: string;
   let key: string;
 
   before(async () => {
-    harness = await startHarness();
-    base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-    ({ key } = await harness.keyFor('browser-user', 'pro'));
-    // Some usage and one error, so the charts and the log have something to draw.
-    for (let i = 0; i < 3; i++) await fetch(`${base}/v1/rates/usd_free`, { headers: { 'x-api-key': key } });
-    await fetch(`${base}/v1/rates/no_such_key`, { headers: { 'x-api-key': key } });
-    browser = await launchChromium();
+    rig = await startPageRig('browser-user', 'pro');
+    ({ harness, browser, base, key } = rig);
+    // Some usage and one error three times (one entry of the log, with its count), so the charts and the log have something to draw.
+    await spend(rig, '/v1/rates/usd_free', 3);
+    await spend(rig, '/v1/rates/no_such_key', 3);
+    // A webhook endpoint whose rule never holds here and two lines of its log (as the sender writes them; no delivery is queued, so nothing is sent).
+    const account = (await harness.store.accounts.find('browser-user'))!;
+    await harness.store.webhooks.create({ id: 'wh_browser00000001', accountId: account.id, url: 'https://hooks.invalid/nerkh?x=1', secret: newSecret(), rules: ['usd_free>999999999999'], events: ['stale'] });
+    const line = { account_id: account.id, endpoint_id: 'wh_browser00000001', message_id: 'msg_browser1', type: 'rate.alert', error: null, at: Date.now() };
+    await harness.store.connection.db
+      .insertInto('webhook_log')
+      .values([
+        { ...line, attempt: 1, status_code: 500, error: 'HTTP 500', duration_ms: 12, outcome: 'retrying' },
+        { ...line, attempt: 2, status_code: 204, duration_ms: 9, outcome: 'delivered' },
+      ])
+      .execute();
   });
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
+  after(() => rig?.close());
 
-  /** Open `path` at `width`; fail on any console error or any request outside this server. */
-  async function visit(path: string, width: number, prepare?: (page: Page) => Promise<void>): Promise<{ page: Page; done: () => Promise<void> }> {
+  /** Open `path` at `width`; fail on any console error, any policy violation or any request outside this server. */
+  async function visit(path: string, width: number, prepare?: (page: Page) => Promise<void>): Promise<{ page: Page; problems: string[]; done: () => Promise<void> }> {
     const { context, page, problems } = await watchedPage(browser, base, width);
     await page.goto(`${base}${path}`, { waitUntil: 'networkidle' });
     if (prepare) await prepare(page);
     return {
       page,
+      problems,
       done: async () => {
         await page.screenshot({ path: join(ARTIFACTS, `${path.replace(/\W+/g, '_') || 'home'}-${width}.png`), fullPage: true });
         if (width <= 390) {
@@ -51,6 +61,21 @@ describe('public pages in Chromium', () => {
     };
   }
 
+  it('a policy violation is caught: the guard of every test below can fail', async () => {
+    const { page, problems } = await visit('/', 1280);
+    await page.evaluate(() => {
+      const note = document.createElement('div');
+      note.setAttribute('style', 'color: red');
+      document.body.appendChild(note);
+    });
+    await page.waitForTimeout(200);
+    assert.ok(
+      problems.some((problem) => problem.startsWith('policy violation: style-src')),
+      `an inline style attribute is reported: ${JSON.stringify(problems)}`,
+    );
+    await page.context().close();
+  });
+
   for (const width of WIDTHS) {
     it(`/ at ${width} px links to the docs, status, account and board pages`, async () => {
       const { page, done } = await visit('/', width);
@@ -62,6 +87,10 @@ describe('public pages in Chromium', () => {
       const { page, done } = await visit('/status', width);
       const text = await page.locator('body').innerText();
       assert.match(text, /[۰-۹]{4}\/[۰-۹]{2}\/[۰-۹]{2}/, 'a Jalali date in Persian digits');
+      // The history and the push stream, each with its state, among the services.
+      for (const heading of ['History (candles)', 'Push stream']) assert.ok(await page.getByRole('heading', { name: heading }).isVisible(), heading);
+      assert.match(await page.locator('table', { has: page.locator('#last-candle') }).innerText(), /One-minute candles \d+ days/);
+      assert.match(await page.locator('#open-streams').innerText(), /[۰-۹]+/);
       await done();
     });
 
@@ -87,6 +116,22 @@ describe('public pages in Chromium', () => {
       assert.match(summary, /[۰-۹]/, 'Persian digits in the figures');
       assert.ok((await page.locator('#services tr').count()) >= 1, 'share per service');
       assert.match(await page.locator('#errors').innerText(), /RATE_NOT_FOUND/, 'the error log');
+      // The three failures are one entry with its count (two entries only if they straddled a minute).
+      const rows = await page.locator('#errors tr').allInnerTexts();
+      assert.ok(rows.length === 1 || rows.length === 2, rows.join('\n'));
+      // An entry without "×N" stands for one failure; the counts add up to the three failures.
+      const persianDigit = (text: string) => Number(text.replace(/[۰-۹]/g, (d) => String('۰۱۲۳۴۵۶۷۸۹'.indexOf(d))));
+      const counted = rows.map((row) => /×([۰-۹]+)/.exec(row)).reduce((sum, count) => sum + (count ? persianDigit(count[1]!) : 1), 0);
+      assert.equal(counted, 3, rows.join('\n'));
+      if (rows.length === 1) assert.match(rows[0]!, /×۳/, 'the entry shows its count');
+      // The webhooks part: the endpoint (no secret anywhere) and its log, newest first.
+      await page.waitForSelector('#hooks:not([hidden])', { timeout: 10_000 });
+      assert.match(await page.locator('#endpoints').innerText(), /wh_browser00000001[\s\S]*https:\/\/hooks\.invalid\/nerkh\?x=1[\s\S]*usd_free>999999999999 stale/);
+      assert.doesNotMatch(await page.locator('#hooks').innerText(), /whsec_/);
+      const log = await page.locator('#deliveries tr').allInnerTexts();
+      assert.equal(log.length, 2, log.join('\n'));
+      assert.match(log[0]!, /rate\.alert[\s\S]*HTTP 204[\s\S]*delivered/);
+      assert.match(log[1]!, /HTTP 500 · 12 ms[\s\S]*retrying/);
       await done();
     });
   }

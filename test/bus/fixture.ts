@@ -22,12 +22,14 @@ export async function realEngine(options: { empty?: boolean } = {}): Promise<{ e
   if (options.empty) {
     for (const config of configs) writeRaw(config.path!, `{"updated_at":"${now}","items":{}}`);
   } else {
-    writeRaw(configs[0]!.path!, `{"updated_at":"${now}","items":{"ir_fx_free_usd":${BIG},"intl_xau_usd_spot":2650.50,"ir_coin_emami":{"value":1.5e9,"updated_at":"${now}"}}}`);
+    // `ir_fx_free_usdx` matches no reference: the health carries it as an unknown key.
+    writeRaw(configs[0]!.path!, `{"updated_at":"${now}","items":{"ir_fx_free_usd":${BIG},"intl_xau_usd_spot":2650.50,"ir_coin_emami":{"value":1.5e9,"updated_at":"${now}"},"ir_fx_free_usdx":5}}`);
     writeRaw(configs[1]!.path!, `{"updated_at":"${old}","items":{"ir_gold_18k_gram":98765432.10,"ir_fx_free_eur":650000}}`);
   }
-  const monitor = new SourceMonitor(configs);
   // Without sanity bands: the 18-digit value is about digits on the wire, not a plausible price.
-  const engine = new RatesEngine(catalogueWithoutBands(), monitor, time);
+  const catalogue = catalogueWithoutBands();
+  const monitor = new SourceMonitor(configs, undefined, { wantedKeys: new Set(catalogue.references.map((reference) => reference.source_key)) });
+  const engine = new RatesEngine(catalogue, monitor, time);
   await engine.start();
   const shared = (): SharedSnapshot => ({ snapshot: engine.current(), health: monitor.health(Date.now()), lastKnown: engine.knownValues(), leader: 'node-a' });
   return {

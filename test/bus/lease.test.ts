@@ -5,7 +5,8 @@ import type { RedisLink } from '../../src/bus/link.js';
 import { RedisSnapshotBus } from '../../src/bus/redis.js';
 import { RedisLeaderLease, type Schedule } from '../../src/bus/redis-lease.js';
 import { eventually } from '../support/env.js';
-import { needsRedis, openLink, randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { openLink, randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { needs } from '../support/services.js';
 import { realEngine, time } from './fixture.js';
 
 /** A schedule a test can freeze: the node stops renewing yet still believes it leads, as a paused process would. */
@@ -30,7 +31,7 @@ describe('SoleLeader (embedded)', () => {
   });
 });
 
-describe('Redis leader lease', needsRedis, () => {
+describe('Redis leader lease', needs('redis'), () => {
   const url = REDIS_URL!;
   let prefix: string;
   let fixture: Awaited<ReturnType<typeof realEngine>>;

@@ -7,7 +7,8 @@ import { RedisNodeRegistry } from '../../src/bus/redis-nodes.js';
 import { RedisNotices } from '../../src/bus/redis-notices.js';
 import type { SharedSnapshot } from '../../src/bus/snapshot-bus.js';
 import { eventually } from '../support/env.js';
-import { needsRedis, openLink, randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { openLink, randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { needs } from '../support/services.js';
 
 describe('in-process twins', () => {
   it('the memory bus hands each snapshot over with a growing version', async () => {
@@ -41,7 +42,7 @@ describe('in-process twins', () => {
   });
 });
 
-describe('Redis node registry and change notices', needsRedis, () => {
+describe('Redis node registry and change notices', needs('redis'), () => {
   const url = REDIS_URL!;
   let prefix: string;
   const closers: (() => Promise<void>)[] = [];

@@ -7,7 +7,8 @@ import { RedisLeaderLease } from '../../src/bus/redis-lease.js';
 import { RedisNodeRegistry } from '../../src/bus/redis-nodes.js';
 import { RedisNotices } from '../../src/bus/redis-notices.js';
 import { eventually } from '../support/env.js';
-import { needsRedis, openLink, OwnRedis, randomPrefix, silent } from '../support/redis.js';
+import { openLink, OwnRedis, randomPrefix, silent } from '../support/redis.js';
+import { needs } from '../support/services.js';
 import { realEngine, time } from './fixture.js';
 
 interface Node {
@@ -25,7 +26,7 @@ interface Node {
  * at start, then up, then gone, then back empty (a restart without
  * persistence). Nothing may throw or reject, and everything must recover.
  */
-describe('bus parts through a Redis outage', needsRedis, () => {
+describe('bus parts through a Redis outage', needs('redis'), () => {
   let server: OwnRedis;
   let fixture: Awaited<ReturnType<typeof realEngine>>;
   const nodes: Node[] = [];

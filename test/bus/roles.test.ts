@@ -1,18 +1,18 @@
 /**
- * The roles apart (PRODUCT §10): an `ingest` process that reads the sources
+ * The roles apart (docs/operations.md#roles): an `ingest` process that reads the sources
  * and answers only the probes, and an `api` process that serves what it
  * publishes, sharing one PostgreSQL schema and one Redis prefix. The limit
  * that waits on Redis is answered on both HTTP paths.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
 import type { AppConfig } from '../../src/config.js';
-import { startRuntime, type Runtime } from '../../src/runtime.js';
+import { startRuntime, type Runtime } from '../../src/runtime/wiring.js';
 import { eventually, tempDir, testConfig, writeSource } from '../support/env.js';
-import { POSTGRES_URL } from '../support/harness.js';
-import { randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { randomPrefix, removePrefix, silent } from '../support/redis.js';
+import { needs, POSTGRES_URL, REDIS_URL } from '../support/services.js';
 
-const skip = !POSTGRES_URL ? 'NERKH_TEST_DATABASE_URL is not set' : !REDIS_URL ? 'NERKH_TEST_REDIS_URL is not set' : false;
 
 interface Status {
   service: { state: string; message: string };
@@ -21,7 +21,7 @@ interface Status {
   sources: { name: string; state: string }[];
 }
 
-describe('an ingest process and an api process', { skip }, () => {
+describe('an ingest process and an api process', needs('postgres', 'redis'), () => {
   const dir = tempDir('nerkh-roles-');
   const prefix = randomPrefix();
   const schema = `nerkh_t_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
@@ -74,6 +74,31 @@ describe('an ingest process and an api process', { skip }, () => {
     assert.deepEqual(shown.sources.map((s) => [s.name, s.state]), [['alpha', 'active'], ['beta', 'active']], 'the leader’s view of its sources');
     assert.equal(shown.redis?.state, 'active');
     assert.equal(shown.service.state, 'active', shown.service.message);
+  });
+
+  it('garbage on the snapshot channel is refused and counted: the api process serves only what the leader built', async () => {
+    const served = await usd();
+    const raw = new Redis(REDIS_URL!);
+    try {
+      const latest = await raw.get(`${prefix}snapshot:latest`);
+      assert.ok(latest, 'the leader keeps its latest snapshot in Redis');
+      // Newer than anything served, with a value that would break the JSON it is pasted into.
+      const wire = JSON.parse(latest) as { version: number; rates: { key: string; value: string | null }[] };
+      wire.version += 1000;
+      wire.rates.find((r) => r.key === 'usd_free')!.value = '999}';
+      await raw.publish(`${prefix}snapshots`, JSON.stringify(wire));
+      await raw.publish(`${prefix}snapshots`, `{"version":${wire.version + 1},"format":1,"rates":"none"}`);
+    } finally {
+      raw.disconnect();
+    }
+    const metrics = async () => (await api.app.inject({ url: '/metrics' })).body;
+    await eventually(async () => /^nerkh_snapshots_refused_total 2$/m.test(await metrics()), 3000);
+    const response = await api.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': key } });
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual((JSON.parse(response.body) as { rates: unknown[] }).rates[0], served, 'valid JSON, the value the leader read');
+    // The leader's next snapshot still gets through: nothing refused moved the version on.
+    write(1_000_700);
+    await eventually(async () => (await usd()).value === 1_000_700, 3000);
   });
 
   it('the ingest process answers the probes and nothing keyed', async () => {

@@ -32,7 +32,7 @@ describe('snapshot wire form', () => {
     for (const [key, prepared] of original.rates) {
       const received = decoded.snapshot.rates.get(key)!;
       assert.equal(received.json, prepared.json, key);
-      assert.equal(received.legacy, prepared.legacy, key);
+      assert.equal(received.webservice, prepared.webservice, key);
       assert.equal(received.hash, prepared.hash, key);
     }
     assert.ok(original.counts.ok > 0 && original.counts.stale > 0 && original.counts.unavailable > 0, 'all three states covered');
@@ -46,6 +46,8 @@ describe('snapshot wire form', () => {
     assert.equal(decoded.leader, 'node-a');
     assert.deepEqual(decoded.health, shared.health);
     assert.equal(decoded.health.length, 2);
+    assert.deepEqual(decoded.health[0]!.unknown_keys, { count: 1, sample: ['ir_fx_free_usdx'] });
+    assert.deepEqual([decoded.health[0]!.format, decoded.health[0]!.mapped, decoded.health[0]!.dropped_reasons], ['nerkh', 3, []]);
     assert.deepEqual([...decoded.lastKnown.entries()], [...shared.lastKnown.entries()]);
     assert.equal(decoded.lastKnown.get('usd_free')!.value.raw, BIG);
   });
@@ -78,6 +80,96 @@ describe('snapshot wire form', () => {
     assert.throws(() => decodeSnapshot('not json', time, null), WireError);
     assert.throws(() => decodeSnapshot('{"version":1}', time, null), WireError);
     assert.throws(() => decodeSnapshot(withVersion(1, encodeSnapshot(shared)).replace('"format":1', '"format":99'), time, null), /format 99/);
+  });
+
+  describe('refuses a message whose fields would be served unchecked', () => {
+    /** The parsed message, loosely: the cases below put anything anywhere. */
+    interface Wire {
+      [field: string]: unknown;
+      rates: Record<string, unknown>[] | unknown[];
+      health: Record<string, unknown>[];
+      last_known: unknown[][];
+    }
+    /** The real message with one change made to its parsed form. */
+    const tampered = (change: (wire: Wire) => void): string => {
+      const wire = JSON.parse(withVersion(5, encodeSnapshot(shared))) as Wire;
+      change(wire);
+      return JSON.stringify(wire);
+    };
+    const rate = (wire: Wire) => wire.rates[[...shared.snapshot.rates.keys()].indexOf('usd_free')] as Record<string, unknown>;
+    const cases: [string, (wire: Wire) => void, RegExp][] = [
+      ['a value that is not decimal text', (w) => (rate(w).value = '12abc'), /rates\[\d+\]\.value is "12abc"/],
+      ['a value that would write JSON of its own', (w) => (rate(w).value = '1,"admin":true'), /rates\[\d+\]\.value/],
+      ['a value as a JSON number rather than text', (w) => (rate(w).value = 1000), /rates\[\d+\]\.value is 1000/],
+      ['a value of NaN or Infinity text', (w) => (rate(w).value = 'Infinity'), /rates\[\d+\]\.value/],
+      ['a day field that is not decimal text', (w) => (rate(w).change_percent = '5%'), /rates\[\d+\]\.change_percent/],
+      ['an unknown status', (w) => (rate(w).status = 'ok","evil":"1'), /rates\[\d+\]\.status/],
+      ['the historical status, which no snapshot carries', (w) => (rate(w).status = 'historical'), /rates\[\d+\]\.status/],
+      ['an update time that is text', (w) => (rate(w).updated_at = '2026-01-01'), /rates\[\d+\]\.updated_at/],
+      ['a negative stale age', (w) => (rate(w).stale_seconds = -1), /rates\[\d+\]\.stale_seconds/],
+      ['a key outside the key pattern', (w) => (rate(w).key = '<script>'), /rates\[\d+\]\.key/],
+      ['an unknown unit of sale', (w) => (rate(w).per = 'bushel'), /rates\[\d+\]\.per/],
+      ['a rate that is not an object', (w) => (w.rates[0] = 'usd'), /rates\[0\] is "usd"/],
+      ['an unknown source state', (w) => (w.health[0]!.state = 'fine'), /health\[0\]\.state/],
+      ['a source count that is text', (w) => (w.health[0]!.dropped = '3'), /health\[0\]\.dropped/],
+      ['unknown keys that are not an object', (w) => (w.health[0]!.unknown_keys = 3), /health\[0\]\.unknown_keys is 3/],
+      ['an unknown-key count that is negative', (w) => (w.health[0]!.unknown_keys = { count: -1, sample: [] }), /health\[0\]\.unknown_keys\.count/],
+      ['more unknown keys named than a leader keeps', (w) => (w.health[0]!.unknown_keys = { count: 21, sample: Array.from({ length: 21 }, (_, i) => `k${i}`) }), /health\[0\]\.unknown_keys\.sample/],
+      ['an unknown key named that is not a string, or longer than a leader keeps', (w) => (w.health[0]!.unknown_keys = { count: 2, sample: ['a', 'b'.repeat(65)] }), /health\[0\]\.unknown_keys\.sample\[1\]/],
+      ['an unknown format', (w) => (w.health[0]!.format = 'xml'), /health\[0\]\.format is "xml"/],
+      ['a mapped count that is negative', (w) => (w.health[0]!.mapped = -1), /health\[0\]\.mapped/],
+      ['a drop reason no leader writes', (w) => (w.health[0]!.dropped_reasons = [{ reason: '<b>N/A</b>', count: 1, source_keys: [] }]), /health\[0\]\.dropped_reasons\[0\]\.reason/],
+      ['a dropped key that is no key', (w) => (w.health[0]!.dropped_reasons = [{ reason: 'not_a_number', count: 1, source_keys: ['a b'] }]), /health\[0\]\.dropped_reasons\[0\]\.source_keys\[0\]/],
+      ['more dropped keys named than a leader keeps', (w) => (w.health[0]!.dropped_reasons = [{ reason: 'not_a_number', count: 21, source_keys: Array.from({ length: 21 }, (_, i) => `k${i}`) }]), /health\[0\]\.dropped_reasons\[0\]\.source_keys is/],
+      ['a fallback value that is not decimal text', (w) => (w.last_known[0]![1] = 'x'), /last_known\[0\]\[1\]/],
+      ['a fallback entry of the wrong length', (w) => w.last_known[0]!.pop(), /last_known\[0\]/],
+      ['counts missing', (w) => delete w.counts, /counts is missing/],
+      ['a version of zero', (w) => (w.version = 0), /version is 0/],
+    ];
+    for (const [what, change, reason] of cases) {
+      it(what, () => {
+        assert.throws(() => decodeSnapshot(tampered(change), time, null), (error: unknown) => error instanceof WireError && reason.test(error.message));
+      });
+    }
+
+    it('JSON that is not an object at all', () => {
+      for (const message of ['null', '[]', '"snapshot"', '42']) assert.throws(() => decodeSnapshot(message, time, null), WireError, message);
+    });
+
+    it("a leader of an earlier release, which sends no unknown keys: read as none", () => {
+      const decoded = decodeSnapshot(tampered((w) => w.health.forEach((health) => delete health.unknown_keys)), time, null);
+      assert.deepEqual(decoded.health.map((health) => health.unknown_keys), [{ count: 0, sample: [] }, { count: 0, sample: [] }]);
+    });
+
+    it('a leader of an earlier release, which sends no format, mapped count or drop reasons: nerkh, none', () => {
+      const decoded = decodeSnapshot(
+        tampered((w) =>
+          w.health.forEach((health) => {
+            delete health.format;
+            delete health.mapped;
+            delete health.dropped_reasons;
+          }),
+        ),
+        time,
+        null,
+      );
+      assert.deepEqual(
+        decoded.health.map((health) => [health.format, health.mapped, health.dropped_reasons]),
+        [
+          ['nerkh', 0, []],
+          ['nerkh', 0, []],
+        ],
+      );
+    });
+
+    it('drop reasons a leader writes decode as they were', () => {
+      const reasons = [{ reason: 'not_a_number', count: 2, source_keys: ['ir_fx_free_usd'] }];
+      assert.deepEqual(decodeSnapshot(tampered((w) => (w.health[0]!.dropped_reasons = reasons)), time, null).health[0]!.dropped_reasons, reasons);
+    });
+
+    it('while the untouched message still decodes', () => {
+      assert.equal(decodeSnapshot(tampered(() => {}), time, null).snapshot.rates.get('usd_free')!.rate.value, BIG);
+    });
   });
 
   it('a new leader whose sources know nothing continues from the memory it is handed', async () => {

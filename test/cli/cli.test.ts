@@ -266,8 +266,8 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
     }
   });
 
-  it('plans list --json gives the PRODUCT §4 defaults', async () => {
-    const plans = parse<{ name: string; services: string[]; max_references: number | null; refresh_interval_seconds: number; requests_per_minute: number; requests_per_day: number | null; default_references: string[] }[]>(
+  it('plans list --json gives the documented defaults (docs/api.md#plans)', async () => {
+    const plans = parse<{ name: string; services: string[]; max_references: number | null; refresh_interval_seconds: number; requests_per_minute: number; requests_per_day: number | null; default_references: string[]; max_streams: number; max_stream_seconds: number; max_webhooks: number }[]>(
       await run('plans', 'list', '--json'),
     );
     const numbers = plans.map(({ name, services, max_references, refresh_interval_seconds, requests_per_minute, requests_per_day }) => ({
@@ -282,7 +282,7 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
       { name: 'basic', services: ['catalogue', 'detail', 'usage'], max_references: 50, refresh_interval_seconds: 60, requests_per_minute: 60, requests_per_day: 10_000 },
       {
         name: 'pro',
-        services: ['catalogue', 'detail', 'history', 'status', 'stream', 'usage', 'webservice'],
+        services: ['alerts', 'catalogue', 'detail', 'history', 'status', 'stream', 'usage', 'webservice'],
         max_references: 150,
         refresh_interval_seconds: 10,
         requests_per_minute: 600,
@@ -290,7 +290,7 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
       },
       {
         name: 'enterprise',
-        services: ['catalogue', 'detail', 'history', 'status', 'stream', 'usage', 'webservice'],
+        services: ['alerts', 'catalogue', 'detail', 'history', 'status', 'stream', 'usage', 'webservice'],
         max_references: null,
         refresh_interval_seconds: 1,
         requests_per_minute: 6_000,
@@ -299,6 +299,15 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
     ]);
     assert.deepEqual(plans[0]!.default_references, catalogue.popular.slice(0, 50));
     assert.equal(plans[1]!.default_references.length, 150);
+    assert.deepEqual(plans.map((plan) => [plan.max_streams, plan.max_stream_seconds]), [[0, 86_400], [5, 86_400], [100, 86_400]]);
+    assert.deepEqual(plans.map((plan) => plan.max_webhooks), [0, 5, 50]);
+    const table = ok(await run('plans', 'list'));
+    const enterprise = table.split('\n\n').find((block) => block.startsWith('plan enterprise'));
+    assert.ok(enterprise, table);
+    assert.match(enterprise, /^\s+max_streams\s+100$/m);
+    assert.match(enterprise, /^\s+max_stream_seconds\s+86400$/m);
+    assert.match(enterprise, /^\s+max_webhooks\s+50$/m);
+    assert.match(table.split('\n\n').find((block) => block.startsWith('plan basic'))!, /^\s+max_webhooks\s+0 \(no webhooks\)$/m);
   });
 
   it('usage --json reports what the store counted: per day, per service, recent errors', async () => {
@@ -313,7 +322,7 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
           { account_id: shop.id, key_id: plain.id, day: time.day(now - 2 * DAY_MS), service: 'detail', ok: 4, errors: 1 },
           { account_id: shop.id, key_id: plain.id, day: time.day(now - 45 * DAY_MS), service: 'detail', ok: 1000, errors: 0 },
         ],
-        [{ account_id: shop.id, key_id: plain.id, at: now - 60_000, service: 'detail', path: '/v1/rates/nope', http_status: 404, error: 'NOT_FOUND' }],
+        [{ account_id: shop.id, key_id: plain.id, at: now - 60_000, service: 'detail', path: '/v1/rates/nope', http_status: 404, error: 'NOT_FOUND', count: 3 }],
       );
     } finally {
       await store.close();
@@ -324,7 +333,7 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
       plan: string;
       daily: { date: string; requests: number; errors: number }[];
       services: { service: string; requests: number; share: number }[];
-      errors: { service: string; path: string; http_status: number; error: string }[];
+      errors: { service: string; path: string; http_status: number; error: string; count: number }[];
     }
     const report = parse<Report>(month);
     assert.equal(report.account, 'shop1');
@@ -342,9 +351,13 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
       { service: 'catalogue', requests: 5, share: 0.25 },
     ]);
     assert.deepEqual(
-      report.errors.map(({ service, path, http_status, error }) => ({ service, path, http_status, error })),
-      [{ service: 'detail', path: '/v1/rates/nope', http_status: 404, error: 'NOT_FOUND' }],
+      report.errors.map(({ service, path, http_status, error, count }) => ({ service, path, http_status, error, count })),
+      [{ service: 'detail', path: '/v1/rates/nope', http_status: 404, error: 'NOT_FOUND', count: 3 }],
     );
+    // The table shows the entry's count beside its error.
+    const table = ok(await run('usage', 'shop1'));
+    assert.match(table, /^at\s+service\s+http_status\s+error\s+count\s+path$/m);
+    assert.match(table, /\sdetail\s+404\s+NOT_FOUND\s+3\s+\/v1\/rates\/nope$/m);
   });
 
   it('bad input: one "nerkh:" line on stderr, no stack trace, non-zero exit, nothing changed', async () => {

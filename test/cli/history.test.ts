@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -6,9 +8,9 @@ import pg from 'pg';
 import { ZoneTime } from '../../src/domain/time.js';
 import { Buckets } from '../../src/history/buckets.js';
 import { Store } from '../../src/store/store.js';
-import { assertBuilt, cleanEnv, cliOk, runCli } from '../e2e/helpers.js';
+import { assertBuilt, BIN, cleanEnv, cliOk, ROOT, runCli } from '../e2e/helpers.js';
 import { tempDir } from '../support/env.js';
-import { DIALECTS } from '../support/harness.js';
+import { dialects } from '../support/harness.js';
 
 const DAY = 86_400_000;
 const time = new ZoneTime('Asia/Tehran');
@@ -16,8 +18,8 @@ const buckets = new Buckets(time);
 
 assertBuilt();
 
-for (const dialect of DIALECTS) {
-  describe(`nerkh history import and export (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`nerkh history import and export (${dialect.name})`, dialect.options, () => {
     const dir = tempDir('nerkh-history-cli-');
     const database = `nerkh_hist_cli_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
     const admin = dialect.databaseUrl ? new pg.Pool({ connectionString: dialect.databaseUrl, max: 1 }) : null;
@@ -69,11 +71,17 @@ for (const dialect of DIALECTS) {
         ['key,time,value', `usd,${at(0, 5)},0.1`, `usd_free,${at(0, 20)},123456789012345678`, `USD,${at(0, 40)},0.3`, `usd,${at(1, 0)},1103120725`, `eur,${at(75)},1.5`, ''].join('\r\n'),
       );
       const first = await cliOk(env, ['history', 'import', csv]);
-      assert.match(first.stdout, /imported 5 rows .*: 3 minute, 2 hourly and 2 daily candles written/);
+      assert.match(first.stdout, /^imported 5 rows from .*points\.csv in \d+\.\d s: 3 minute, 2 hourly and 2 daily candles written \(7 new, 0 updated\)\n$/);
+      assert.equal(first.stderr, '', 'a small import prints no progress');
       const stored = await dump();
       const again = await cliOk(env, ['history', 'import', csv, '--json']);
-      assert.deepEqual(JSON.parse(again.stdout), { format: 'points', rows: 5, candles: { minute: 3, hour: 2, day: 2 }, kept: 0 });
+      const { seconds, ...summary } = JSON.parse(again.stdout) as { seconds: number };
+      assert.ok(seconds >= 0 && seconds < 20, String(seconds));
+      const unchanged = (count: number) => ({ added: 0, updated: 0, unchanged: count });
+      assert.deepEqual(summary, { format: 'points', rows: 5, candles: { minute: unchanged(3), hour: unchanged(2), day: unchanged(2) }, kept: 0, changed: 0 });
       assert.deepEqual(await dump(), stored, 'the second import changed nothing');
+      assert.match((await cliOk(env, ['history', 'import', csv])).stdout, /^read 5 rows from .* nothing changed \(7 candles already present\)\n$/);
+
 
       const exported = await cliOk(env, ['history', 'export', 'usd', '--interval', '1m', '--from', at(0), '--to', at(5), '--format', 'json']);
       assert.ok(
@@ -82,6 +90,11 @@ for (const dialect of DIALECTS) {
       );
       const hourly = await cliOk(env, ['history', 'export', 'usd_free', '--interval', '1h', '--from', at(0), '--to', at(5)]);
       assert.deepEqual(hourly.stdout.trim().split('\n'), ['key,time,open,high,low,close,points', `usd_free,${at(0)},0.1,123456789012345678,0.1,1103120725,4`]);
+
+      // A value in a new minute of that hour: the minute is new, its hour and day change, and the summary says just that.
+      const more = file('more.csv', `key,time,value\nusd,${at(2, 10)},7\n`);
+      assert.match((await cliOk(env, ['history', 'import', more])).stdout, /: 1 minute, 1 hourly and 1 daily candles written \(1 new, 2 updated\)\n$/);
+      assert.match((await cliOk(env, ['history', 'import', more])).stdout, /nothing changed \(3 candles already present\)/);
     });
 
     it('reports every bad line with its number, and imports nothing from a file with one', async () => {
@@ -139,6 +152,52 @@ for (const dialect of DIALECTS) {
       const result = await cliOk(env, ['history', 'import', file('over.csv', `key,date,open,high,low,close\neur,${time.day(recordedDay)},1,1,1,1\n`)]);
       assert.match(result.stdout, /1 recorded candles kept as they were/);
       assert.ok((await dump()).some((row) => (row as { start: number; close: string }).start === recordedDay && (row as { close: string }).close === '9'));
+    });
+
+    it('combines recorded and imported minutes of one hour, keeps the recorded minute, and says so', async () => {
+      // The service recorded two values in the 12:00 minute: that minute, its hour and its day.
+      const noon = day + 12 * 3_600_000;
+      const recorded = { open: '5', high: '6', low: '5', close: '6', points: 2, source: 'alpha', closeAt: noon + 30_000 };
+      const store = await Store.open({ databaseUrl, dataDir: join(dir.path, 'var') });
+      await store.history.write((['minute', 'hour', 'day'] as const).map((grain) => ({ grain, reference: 'gbp_free', candle: { ...recorded, start: grain === 'day' ? day : noon } })));
+      await store.close();
+      const csv = file('around-recorded.csv', ['key,time,value', `gbp,${time.format(noon + 40_000)},9`, `gbp,${time.format(noon + 5 * 60_000)},7`].join('\n'));
+      const first = await cliOk(env, ['history', 'import', csv]);
+      assert.match(first.stdout, /: 1 minute, 1 hourly and 1 daily candles written \(1 new, 2 updated\); 1 recorded candles kept as they were\n$/);
+      const hourly = await cliOk(env, ['history', 'export', 'gbp_free', '--interval', '1h', '--from', time.format(noon), '--to', time.format(noon + 60_000)]);
+      assert.equal(hourly.stdout.trim().split('\n')[1], `gbp_free,${time.format(noon)},5,7,5,7,3`, 'the recorded minute and the imported one, and not the 9 of the kept minute');
+      assert.match((await cliOk(env, ['history', 'import', csv])).stdout, /nothing changed \(3 candles already present; 1 recorded candles kept as they were\)\n$/);
+    });
+
+    it('an import interrupted by Ctrl-C keeps what it wrote and says how far it came; importing again finishes it', async () => {
+      // 20,000 minutes of one reference ending two days ago: some 14 days, written a few days at a time.
+      const end = buckets.startOfDate(...buckets.localDate(Date.now() - 2 * DAY));
+      const minutes = 20_000;
+      const lines = ['key,time,value'];
+      for (let i = 0; i < minutes; i++) lines.push(`aed_free,${time.format(end - (minutes - i) * 60_000 + 1000)},${100 + (i % 50)}`);
+      const csv = file('long.csv', lines.join('\n'));
+      const child = spawn(process.execPath, [BIN, 'history', 'import', csv, '--progress', '0.001'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      let interrupted = false;
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+        // At the first transaction written, as a user would press Ctrl-C.
+        if (!interrupted && /rows imported/.test(stderr)) interrupted = child.kill('SIGINT');
+      });
+      const [code] = (await once(child, 'close')) as [number | null];
+      assert.equal(code, 130, stderr);
+      const stopped = /: interrupted after (\d+) of 20000 rows \((\d+) candles written, and they stay\); importing the file again finishes it\n$/.exec(stderr);
+      assert.ok(stopped, stderr);
+      const [rowsDone, written] = [Number(stopped[1]), Number(stopped[2])];
+      assert.ok(rowsDone > 0 && rowsDone < minutes && written > rowsDone, stderr);
+
+      const total = minutes + Math.ceil(minutes / 60) + Math.ceil(minutes / 1440);
+      const rest = await cliOk(env, ['history', 'import', csv]);
+      const counts = /written \((\d+) new, 0 updated\); (\d+) already present\n$/.exec(rest.stdout);
+      assert.ok(counts, rest.stdout);
+      assert.equal(Number(counts[1]) + Number(counts[2]), total, rest.stdout);
+      assert.equal(Number(counts[2]), written, 'what the interrupted import wrote is there, and only that');
+      assert.match((await cliOk(env, ['history', 'import', csv])).stdout, new RegExp(`nothing changed \\(${total} candles already present\\)`));
     });
 
     it('refuses bad export options in one line', async () => {

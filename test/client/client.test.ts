@@ -9,10 +9,10 @@ import { createServer, type Server } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { NerkhClient, NerkhError, type StreamEvent } from '../../clients/typescript/src/index.js';
+import { NerkhClient, NerkhError, type StreamAlertEvent, type StreamEvent } from '../../clients/typescript/src/index.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
-import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, freePort, pollUntil, startServer, type ServerProcess } from '../e2e/access-helpers.js';
+import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, freePort, pollUntil, runCli, startServer, type ServerProcess } from '../e2e/access-helpers.js';
 
 const PLANS = {
   tiny: { services: ['catalogue', 'detail', 'usage'], requests_per_minute: 3, refresh_interval_seconds: 1 },
@@ -20,8 +20,8 @@ const PLANS = {
 };
 
 /** The first `count` events of `stream`, then stop; fewer when the stream's signal aborts first. */
-async function take(stream: AsyncIterable<StreamEvent>, count: number, each: (event: StreamEvent, index: number) => void = () => {}): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
+async function take<Event extends StreamEvent | StreamAlertEvent>(stream: AsyncIterable<Event>, count: number, each: (event: Event, index: number) => void = () => {}): Promise<Event[]> {
+  const events: Event[] = [];
   for await (const event of stream) {
     events.push(event);
     each(event, events.length - 1);
@@ -109,15 +109,21 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
   });
 
   it('rates at a past moment answer from history, a Date sent as its ISO text', async () => {
-    // The recorder writes each second; the served value is in history shortly after it was served.
-    await client('live').rates('usd_free');
-    const { value } = await pollUntil(
-      () => client('live').rates('usd_free', { at: new Date() }).then((r) => r.data.rates[0]!),
-      (rate) => rate.value === values.usd_free,
-      5000,
-      200,
-    );
-    assert.equal(value.status, 'historical');
+    // A value served a day ago, imported with the CLI; asked two minutes later, its minute has ended.
+    const servedAt = Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000 + 5000;
+    const csv = join(tmp.path, 'past.csv');
+    writeFileSync(csv, `key,time,value\nusd_free,${new Date(servedAt).toISOString()},1029000\n`);
+    // The server's own history writes (the demo's past at start) can hold SQLite's write lock past the CLI's busy wait under load.
+    for (let attempt = 1; ; attempt++) {
+      const result = await runCli(env, ['history', 'import', csv]);
+      if (result.code === 0) break;
+      assert.ok(attempt < 5 && /database is locked/.test(result.stderr), `history import exited ${result.code}: ${result.stderr}`);
+    }
+    const { data } = await client('live').rates('usd_free', { at: new Date(servedAt + 120_000) });
+    const rate = data.rates[0]!;
+    assert.equal(rate.status, 'historical');
+    assert.equal(rate.value, 1_029_000);
+    assert.equal(Date.parse(rate.updated_at!), servedAt);
   });
 
   it('history: candles of one key over the documented query', async () => {
@@ -140,6 +146,33 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     const { data } = await client('live').status();
     assert.equal(data.success, true);
     assert.deepEqual(data.sources.map((source) => source.name), ['alpha']);
+  });
+
+  it('convert: an amount of one reference in another, rial or toman, digit for digit', async () => {
+    const live = client('live');
+    // 3.5 g × 72,500,000 rial ÷ 10 rial a toman.
+    const gold = await live.convert('gold_18k', 'IRT', '3.5');
+    assert.equal(gold.data.result, 25_375_000);
+    assert.deepEqual(gold.data.rates.map((rate) => [rate.key, rate.value]), [['gold_18k', values.gold_18k]]);
+    assert.ok(gold.meta.etag);
+    // 1,120,000 ÷ 1,030,000 = 1.0873786…: half-even to 6 decimals; a number amount is sent as its text.
+    const euro = await live.convert('eur', 'usd', 1, { unit: 'toman' });
+    assert.equal(euro.data.result, 1.087379);
+    assert.deepEqual(euro.data.rates.map((rate) => [rate.key, rate.value, rate.currency]), [['eur_free', 112_000, 'IRT'], ['usd_free', 103_000, 'IRT']]);
+    await assert.rejects(live.convert('gold_ounce', 'IRR', 1), (error: NerkhError) => error.status === 400 && error.code === 'INVALID_PARAMETER' && /one currency/.test(error.message));
+  });
+
+  it('jewellery: gold, making, profit, VAT and the total rounded once', async () => {
+    const live = client('live');
+    // gold 2.5 × 72,500,000; making 15 %; profit 7 % of gold + making; VAT 10 % of making + profit: 227,205,937.5 → 227,205,938.
+    const rial = await live.jewellery({ weight: '2.5', making_percent: 15 });
+    assert.deepEqual([rial.data.gold, rial.data.making, rial.data.profit, rial.data.vat, rial.data.total], [181_250_000, 27_187_500, 14_590_625, 4_177_812.5, 227_205_938]);
+    assert.equal(rial.data.karat, 18);
+    assert.equal(rial.data.currency, 'IRR');
+    // In toman: 22,720,593.75 → 22,720,594.
+    const toman = await live.jewellery({ weight: 2.5, making_percent: '15', karat: 18, profit_percent: 7, vat_percent: '10', unit: 'toman' });
+    assert.deepEqual([toman.data.gram_price, toman.data.vat, toman.data.total, toman.data.currency], [7_250_000, 417_781.25, 22_720_594, 'IRT']);
+    await assert.rejects(live.jewellery({ weight: '-1', making_percent: 0 }), (error: NerkhError) => error.status === 400 && /"weight"/.test(error.message));
   });
 
   it('errors: 401, 403 and 404 as one NerkhError with the envelope’s code and request id', async () => {
@@ -231,6 +264,38 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     assert.equal(events[1]!.type, 'rates');
     assert.deepEqual(events[1]!.data.rates.map((rate) => [rate.key, rate.value]), [['usd_free', 1_031_500]]);
     assert.ok(Number(events[1]!.id) > Number(events[0]!.id));
+  });
+
+  it('stream with alerts: typed alert events, one at open for a rule already true, one per crossing; a bad rule is a NerkhError naming it', async () => {
+    const stream = client('live').stream({ keys: ['usd_free', 'eur_free'], alerts: ['usd_free>1031600', 'eur>=1'], signal: within(15_000) });
+    const events = await take(stream, 4, (event) => {
+      if (event.type === 'alert' && event.data.key === 'eur_free') {
+        values.usd_free = 1_031_700;
+        writeValues();
+      }
+    });
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['snapshot', 'alert', 'rates', 'alert'],
+    );
+    const alerts = events.filter((event): event is StreamAlertEvent => event.type === 'alert');
+    // Narrowed on `type`, the data is the alert's: these are typed reads, checked by tsc.
+    assert.deepEqual(
+      alerts.map((event) => [event.data.rule, event.data.key, event.data.value, event.id]),
+      [
+        ['eur>=1', 'eur_free', 1_120_000, null],
+        ['usd_free>1031600', 'usd_free', 1_031_700, null],
+      ],
+    );
+    assert.equal(typeof alerts[1]!.data.at, 'string');
+    assert.equal(stream.lastEventId, events[2]!.id, 'Last-Event-ID stays the last rates event');
+
+    const refused = await take(client('live').stream({ keys: 'usd_free', alerts: 'usd_free>>1', signal: within(10_000) }), 1).then(
+      () => assert.fail('a bad rule opened a stream'),
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof NerkhError && refused.status === 400 && refused.code === 'INVALID_PARAMETER', String(refused));
+    assert.match(refused.message, /invalid alert rule "usd_free>>1"/);
   });
 
   it('stream: one stream past the plan’s cap is TOO_MANY_STREAMS at once; aborting ends the loop quietly', async () => {

@@ -2,7 +2,7 @@
  * Access control end to end: the real `nerkh serve` process, the real CLI in
  * other processes, plain HTTP on 127.0.0.1. Covers key issue/revoke and
  * suspension across processes, per-minute limits and their headers, plan
- * services, reference allowances, refresh tiers, the legacy per-user feed,
+ * services, reference allowances, refresh tiers, the webservice per-user feed,
  * usage metering across a restart, and that no key is ever stored or logged.
  */
 import assert from 'node:assert/strict';
@@ -43,7 +43,7 @@ interface UsageJson {
   account: string;
   daily: { date: string; requests: number; errors: number }[];
   services: { service: string; requests: number }[];
-  errors: { service: string; http_status: number; error: string }[];
+  errors: { service: string; http_status: number; error: string; count: number }[];
 }
 
 const PROPAGATION_MS = 2000;
@@ -317,7 +317,7 @@ describe('access control end to end (server and CLI in separate processes)', { t
     assert.equal(body.success, true);
     assert.equal(typeof body.server_time, 'number');
     assert.ok(Math.abs((body.server_time as number) - own.receivedAt / 1000) < 10, 'server_time is unix seconds');
-    assert.equal(body.rates, undefined, 'flat legacy shape, not the detail envelope');
+    assert.equal(body.rates, undefined, 'flat webservice shape, not the detail envelope');
     const entry = body.usd_free as { title: string; value: number; unit: string; updated_at: string; date_jalali: string } | undefined;
     assert.ok(entry, 'the feed holds usd_free (pro default references)');
     assert.equal(entry.value, values.usd_free);
@@ -410,7 +410,8 @@ describe('access control end to end (server and CLI in separate processes)', { t
       const today = report.daily[report.daily.length - 1]!;
       if (today.requests !== sent.requests) assert.ok(report.daily.filter((d) => d.requests > 0).length === 2, 'only across midnight may counts split');
       const byError = new Map<string, number>();
-      for (const entry of report.errors) byError.set(entry.error, (byError.get(entry.error) ?? 0) + 1);
+      // Repeats within a minute are one entry with a count.
+      for (const entry of report.errors) byError.set(entry.error, (byError.get(entry.error) ?? 0) + entry.count);
       assert.deepEqual(Object.fromEntries([...byError].sort()), Object.fromEntries([...sent.byError].sort()));
       assert.deepEqual(report.services.map((s) => s.service).sort(), ['catalogue', 'detail']);
       assert.equal(

@@ -272,7 +272,7 @@ describe('e2e: three file sources with failover, real server and CLI processes',
 
     const { value: body } = await pollUntil(status, (s) => sourceOf(s, 'alpha').state !== 'active', 5000, 100);
     const alpha = sourceOf(body, 'alpha');
-    assert.equal(alpha.state, 'degraded', `an erroring source with last good data kept is degraded (PRODUCT §5): ${JSON.stringify(alpha)}`);
+    assert.equal(alpha.state, 'degraded', `an erroring source with last good data kept is degraded (docs/reliability.md#sources-and-failover): ${JSON.stringify(alpha)}`);
     assert.equal(typeof alpha.error, 'string', JSON.stringify(alpha));
     assert.ok(alpha.error!.length > 0);
     assertNoPath(alpha.error!, 'alpha error');

@@ -20,6 +20,16 @@ process.on('exit', () => {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
+/** `promise`'s value, or null after `ms`; the timer goes with the race, so a finished run never waits it out. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Fail early with a useful message when `dist/` (which bin/nerkh.js imports) is missing. */
 export function assertBuilt(): void {
   if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
@@ -78,10 +88,10 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Run `nerkh <args>` as its own process, bounded by `timeoutMs` (then killed). */
-export function runCli(env: NodeJS.ProcessEnv, args: string[], timeoutMs = 20_000): Promise<RunResult> {
+/** Run `nerkh <args>` as its own process (in `cwd`, the repository by default), bounded by `timeoutMs` (then killed). */
+export function runCli(env: NodeJS.ProcessEnv, args: string[], timeoutMs = 20_000, cwd = ROOT): Promise<RunResult> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     let stdout = '';
     let stderr = '';
@@ -159,7 +169,7 @@ export class ServerProcess {
     const started = Date.now();
     if (this.exit) return { exit: this.exit, ms: 0 };
     this.child.kill(signal);
-    const exit = await Promise.race([this.exited, sleep(timeoutMs).then(() => null)]);
+    const exit = await within(this.exited, timeoutMs);
     return { exit, ms: Date.now() - started };
   }
 
@@ -167,22 +177,22 @@ export class ServerProcess {
   async kill(): Promise<void> {
     if (this.exit) return;
     this.child.kill('SIGKILL');
-    await Promise.race([this.exited, sleep(5000)]);
+    await within(this.exited, 5000);
   }
 }
 
 /**
- * Start `node bin/nerkh.js serve [args]` with `env` (NERKH_PORT is set here) and wait
+ * Start `node [nodeArgs] bin/nerkh.js serve [args]` with `env` (NERKH_PORT is set here) and wait
  * for its "nerkh listening on …" line. Only the given NERKH_* variables reach
  * the child (none inherited). A start that fails or hangs throws with
  * everything the child printed. A port taken between choosing and binding is
  * retried on another port.
  */
-export async function startServer(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; args?: string[] } = {}): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; args?: string[]; nodeArgs?: string[] } = {}): Promise<ServerProcess> {
   const timeoutMs = options.timeoutMs ?? 15_000;
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], { cwd: options.cwd ?? ROOT, env: cleanEnv({ ...env, NERKH_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', ...(options.args ?? [])], { cwd: options.cwd ?? ROOT, env: cleanEnv({ ...env, NERKH_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new ServerProcess(child, port);
     const deadline = Date.now() + timeoutMs;
     while (server.running && !/nerkh listening on http:\/\/\S+/.test(server.stdout) && Date.now() < deadline) await sleep(25);

@@ -3,7 +3,8 @@
  * connections, then refuses connections for 10 s; SQLite is locked by another
  * process, fills up, or loses its file. Real processes, real databases, real
  * HTTP. The server must never exit, never answer a 5xx but 503, keep serving
- * rates from memory, say the store is down, and count every request answered.
+ * rates from memory, say the store is down, and count every request answered
+ * (or, when it cannot, say at shutdown how much it lost).
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { ZoneTime } from '../../src/domain/time.js';
 import { Store } from '../../src/store/store.js';
 import { UsageMeter } from '../../src/usage/meter.js';
 import { assertBuilt, cliOk, get, pollUntil, sleep, startServer, type ServerProcess } from '../e2e/helpers.js';
-import { POSTGRES_URL } from '../support/harness.js';
+import { needs, POSTGRES_URL } from '../support/services.js';
 import { tempDir, writeSource } from '../support/env.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -116,7 +117,7 @@ async function metric(base: string, name: string): Promise<number> {
 
 assertBuilt();
 
-describe('PostgreSQL goes away under a running server', { skip: POSTGRES_URL ? false : 'NERKH_TEST_DATABASE_URL is not set' }, () => {
+describe('PostgreSQL goes away under a running server', needs('postgres'), () => {
   const admin = new pg.Pool({ connectionString: POSTGRES_URL ?? undefined, max: 1 });
   const database = `nerkh_fault_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
   const target = new URL(POSTGRES_URL ?? 'postgres://127.0.0.1:5432/test');
@@ -171,7 +172,8 @@ describe('PostgreSQL goes away under a running server', { skip: POSTGRES_URL ? f
   it('survives terminated connections and a 10 s refusal, says so, and counts every request answered (SIGTERM)', async (t) => {
     const before = await usageTotal();
     server = await startServer(env(proxiedUrl));
-    const traffic = new Traffic(server.base, key, [`/v1/rates/${KEYS}`, '/v1/rates?category=coin', '/v1/status']);
+    // The usage report too: it reads the store, so while the store is away it must say 503, never 500.
+    const traffic = new Traffic(server.base, key, [`/v1/rates/${KEYS}`, '/v1/rates?category=coin', '/v1/status', '/v1/usage?days=1']);
     await sleep(1000);
 
     // 1. PostgreSQL ends every connection of this database (a restart, a failover, an admin).
@@ -190,15 +192,26 @@ describe('PostgreSQL goes away under a running server', { skip: POSTGRES_URL ? f
       (r) => (r.json as { store?: { state: string; error: string } }).store?.error === 'connection refused',
       4000,
     );
-    const body = status.value.json as { service: { state: string; message: string }; store: { error: string }; endpoints: { name: string; state: string }[] };
+    const body = status.value.json as { service: { state: string; message: string }; store: { error: string }; endpoints: { name: string; state: string }[]; history: { state: string } };
     assert.equal(body.service.state, 'degraded');
     assert.match(body.service.message, /store down/);
     assert.equal(body.store.error, 'connection refused');
     assert.equal(body.endpoints.find((e) => e.name === 'usage')?.state, 'degraded');
+    assert.equal(body.endpoints.find((e) => e.name === 'history')?.state, 'down', 'history queries need the store');
+    assert.equal(body.history.state, 'down');
     const detail = await traffic.probe(`/v1/rates/${KEYS}`);
     assert.equal(detail.status, 200, 'rates are still served from memory');
     assert.equal((detail.json as { rates: { value: number }[] }).rates[0]!.value, 1_103_125);
     assert.equal(await metric(server.base, 'nerkh_store_up'), 0);
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      const usage = await traffic.probe('/v1/usage?days=7');
+      assert.equal(usage.status, 503, usage.text);
+      assert.ok(isEnvelope(usage.json), usage.text);
+      assert.equal((usage.json as { error: string }).error, 'SERVICE_UNAVAILABLE');
+      assert.equal(usage.headers.get('retry-after'), '1');
+      assert.ok(Date.now() - started < 1000, `answered at once, not after a connection timeout (${Date.now() - started} ms)`);
+    }
     assert.ok((await metric(server.base, 'nerkh_usage_pending_requests')) > 0, 'usage is buffered while the store is away');
     await sleep(Math.max(0, 10_000 - (Date.now() - outageStarted)));
     assert.ok(server.running, `the process must survive a refusing database\n${server.output()}`);
@@ -288,7 +301,7 @@ describe('SQLite in trouble under a running server', () => {
     assert.equal(total.ok + total.errors, traffic.keyedAnswers.length, 'every request answered is counted');
   });
 
-  it('says the store is down when its file is removed, and keeps serving', async () => {
+  it('says the store is down when its file is removed, keeps serving, and says at shutdown how much usage it lost', async () => {
     server = await startServer(env());
     rmSync(join(dataDir, 'nerkh.sqlite'));
     const ready = await pollUntil(() => get(server!.base, '/readyz'), (r) => r.status === 503, 4000);
@@ -298,9 +311,24 @@ describe('SQLite in trouble under a running server', () => {
     assert.match(status.store.error, /removed/);
     const detail = await get(server.base, `/v1/rates/${KEYS}`, key);
     assert.equal(detail.status, 200);
+    const usage = await get(server.base, '/v1/usage', key);
+    assert.equal(usage.status, 503, usage.text);
+    assert.equal((usage.json as { error: string }).error, 'SERVICE_UNAVAILABLE');
+    // Twelve refusals more, of one error.
+    for (let i = 0; i < 12; i++) assert.equal((await get(server.base, '/v1/rates/no_such_reference', key)).status, 404);
     assert.ok(server.running);
     const { exit } = await server.stop('SIGTERM');
     assert.deepEqual(exit, { code: 0, signal: null }, server.output());
+    // Every keyed request came after the store was known to be away: none of them could be written.
+    const lost = server.stdout.split('\n').find((line) => line.includes('usage lost at shutdown'));
+    assert.ok(lost, `a line says what was lost\n${server.output()}`);
+    const line = JSON.parse(lost) as { level: number; msg: string; lost_requests: number; lost_error_entries: number; lost_errors: number };
+    assert.equal(line.level, 50, 'logged as an error');
+    // Two entries (usage/SERVICE_UNAVAILABLE and detail/RATE_NOT_FOUND), three if the refusals straddled a minute.
+    const entries = line.lost_error_entries;
+    assert.ok(entries === 2 || entries === 3, `${entries} entries`);
+    assert.deepEqual([line.lost_requests, line.lost_errors], [15, 13]);
+    assert.equal(line.msg, `usage lost at shutdown (database file removed or replaced; restart to reopen it): 15 requests not counted, ${entries} error-log entries of 13 failures not logged`);
   });
 });
 
@@ -316,7 +344,9 @@ describe('a full SQLite database', () => {
       // What a full disk looks like to SQLite: no page may be added.
       const pages = Number((await sql<{ page_count: number }>`pragma page_count`.execute(store.connection.db)).rows[0]!.page_count);
       await sql.raw(`pragma max_page_count = ${pages}`).execute(store.connection.db);
-      for (let i = 0; i < 2000; i++) meter.record(account.id, keyId, 'detail', Date.now(), i % 2 ? null : { status: 404, error: 'RATE_NOT_FOUND', path: `/v1/rates/${'x'.repeat(200)}${i}` });
+      // Failures a minute apart, so that each is an error-log entry of its own (repeats within a minute fold into one).
+      const start = Date.now();
+      for (let i = 0; i < 2000; i++) meter.record(account.id, keyId, 'detail', start + i * 30_000, i % 2 ? null : { status: 404, error: 'RATE_NOT_FOUND', path: `/v1/rates/${'x'.repeat(200)}${i}` });
       await meter.flush();
       assert.equal(store.health.reachable, false);
       assert.equal(store.health.state.error, 'disk or database is full');

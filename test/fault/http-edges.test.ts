@@ -7,6 +7,7 @@
  * envelope with a request id and `cache-control: no-store`.
  */
 import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../support/env.js';
@@ -29,6 +30,9 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
   let demoKey = '';
   const statuses = new Map<string, number>();
   let tried = 0;
+  // The fuzzing below draws a new seed every run (npm test draws and prints one); NERKH_FUZZ_SEED replays a run.
+  const seed = Number(process.env.NERKH_FUZZ_SEED || randomInt(1, 2 ** 31));
+  const replay = `fuzz seed ${seed}: NERKH_FUZZ_SEED=${seed} replays it`;
 
   /** Send, check every answer against the contract, and count it. */
   async function tryRequest(bytes: Buffer | string, options: { head?: boolean; timeoutMs?: number } = {}): Promise<RawExchange> {
@@ -37,7 +41,7 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
     for (const response of result.responses) {
       statuses.set(String(response.status), (statuses.get(String(response.status)) ?? 0) + 1);
       const problems = contractViolations(response, options.head ?? false);
-      assert.deepEqual(problems, [], `request ${JSON.stringify(bytes.toString().slice(0, 200))}`);
+      assert.deepEqual(problems, [], `request ${JSON.stringify(bytes.toString().slice(0, 200))} (${replay})`);
     }
     if (result.responses.length === 0) statuses.set('no answer', (statuses.get('no answer') ?? 0) + 1);
     return result;
@@ -156,7 +160,7 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
   });
 
   it('a few thousand seeded random requests: no 5xx but 503, every error in the envelope', { timeout: 180_000 }, async (t) => {
-    const seed = Number(process.env.NERKH_FUZZ_SEED ?? 20261122);
+    t.diagnostic(replay);
     const random = mulberry32(seed);
     const fuzzStatuses = new Map<string, number>();
     let next = 0;
@@ -168,13 +172,13 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
         const result = await tryRequest(bytes, { head, timeoutMs: 15_000 });
         const label = result.responses.length === 0 ? 'no answer' : String(result.responses.at(-1)!.status);
         fuzzStatuses.set(label, (fuzzStatuses.get(label) ?? 0) + 1);
-        if (result.responses.length === 0) assert.fail(`no answer to ${JSON.stringify(bytes.toString('latin1').slice(0, 300))} (closed by server: ${result.closedByServer})`);
+        if (result.responses.length === 0) assert.fail(`no answer to ${JSON.stringify(bytes.toString('latin1').slice(0, 300))} (closed by server: ${result.closedByServer}; ${replay})`);
       }
     };
     await Promise.all(Array.from({ length: FUZZ_CONCURRENCY }, worker));
     const summary = [...fuzzStatuses].sort(([a], [b]) => a.localeCompare(b)).map(([status, count]) => `${status}: ${count}`).join(', ');
     t.diagnostic(`seed ${seed}: ${FUZZ_REQUESTS} fuzzed requests in ${Date.now() - started} ms; statuses ${summary}`);
-    assert.ok(server.running, `the server exited: ${JSON.stringify(server.exit)}\n${server.output()}`);
+    assert.ok(server.running, `the server exited (${replay}): ${JSON.stringify(server.exit)}\n${server.output()}`);
   });
 
   it('the process is still up and serving, and wrote no crash', async (t) => {
@@ -185,7 +189,7 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
     const summary = [...statuses].sort(([a], [b]) => a.localeCompare(b)).map(([status, count]) => `${status}: ${count}`).join(', ');
     t.diagnostic(`${tried} requests tried in all; statuses ${summary}`);
     const fiveHundreds = [...statuses].filter(([status]) => status.startsWith('5') && status !== '503');
-    assert.deepEqual(fiveHundreds, []);
+    assert.deepEqual(fiveHundreds, [], replay);
   });
 });
 

@@ -6,15 +6,15 @@ import { ACTIVITY_BUCKET_MS, ACTIVITY_BUCKETS } from '../../src/history/activity
 import { Buckets } from '../../src/history/buckets.js';
 import { HistoryReader } from '../../src/history/reader.js';
 import { eventually } from '../support/env.js';
-import { DIALECTS } from '../support/harness.js';
+import { dialects } from '../support/harness.js';
 import { openFresh } from './fixtures.js';
 
 const M = 60_000;
 /** 14:05 in Tehran: inside a ten-minute bucket that began at 14:00. */
 const NOW = Date.parse('2026-11-21T10:35:00Z');
 
-for (const dialect of DIALECTS) {
-  describe(`source activity on a node that does not record (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`source activity on a node that does not record (${dialect.name})`, dialect.options, () => {
     let opened: Awaited<ReturnType<typeof openFresh>>;
     before(async () => {
       opened = await openFresh(dialect.databaseUrl);

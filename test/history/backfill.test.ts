@@ -9,13 +9,13 @@ import { ZoneTime } from '../../src/domain/time.js';
 import { backfillDemoHistory } from '../../src/demo/backfill.js';
 import { Buckets } from '../../src/history/buckets.js';
 import { createLogger } from '../../src/log.js';
-import { DIALECTS } from '../support/harness.js';
+import { dialects } from '../support/harness.js';
 import { openFresh } from './fixtures.js';
 
 const DAY = 86_400_000;
 
-for (const dialect of DIALECTS) {
-  describe(`demo history backfill (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`demo history backfill (${dialect.name})`, dialect.options, () => {
     it('gives an empty history a believable past of 30 days, once', async () => {
       const opened = await openFresh(dialect.databaseUrl);
       try {

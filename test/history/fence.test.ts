@@ -9,8 +9,9 @@ import { HistoryRecorder } from '../../src/history/recorder.js';
 import { FencedWriteError } from '../../src/store/history.js';
 import type { Store } from '../../src/store/store.js';
 import { eventually } from '../support/env.js';
-import { DIALECTS } from '../support/harness.js';
-import { needsRedis, openLink, randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { dialects } from '../support/harness.js';
+import { openLink, randomPrefix, REDIS_URL, removePrefix, silent } from '../support/redis.js';
+import { needs } from '../support/services.js';
 import { openFresh, snapshotOf, type Served } from './fixtures.js';
 
 const S = 1000;
@@ -31,8 +32,8 @@ function leader(store: Store, epoch: number) {
   return { recorder, serve, refusals };
 }
 
-for (const dialect of DIALECTS) {
-  describe(`history writes fenced by the leader's epoch (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`history writes fenced by the leader's epoch (${dialect.name})`, dialect.options, () => {
     let opened: Awaited<ReturnType<typeof openFresh>>;
     before(async () => {
       opened = await openFresh(dialect.databaseUrl);
@@ -149,7 +150,7 @@ for (const dialect of DIALECTS) {
   });
 }
 
-describe('the lease respects the history fence', needsRedis, () => {
+describe('the lease respects the history fence', needs('redis'), () => {
   const url = REDIS_URL!;
   const prefix = randomPrefix();
   const closers: (() => Promise<void>)[] = [];

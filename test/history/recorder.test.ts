@@ -7,7 +7,8 @@ import { ZoneTime } from '../../src/domain/time.js';
 import { Buckets } from '../../src/history/buckets.js';
 import { HistoryRecorder } from '../../src/history/recorder.js';
 import { Store } from '../../src/store/store.js';
-import { DIALECTS, POSTGRES_URL } from '../support/harness.js';
+import { dialects } from '../support/harness.js';
+import { needs, POSTGRES_URL } from '../support/services.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { openFresh, snapshotOf, type Served } from './fixtures.js';
 
@@ -32,8 +33,8 @@ function setup(store: Store, at = T0, minuteDays = 90, maxPendingMinutes?: numbe
 
 const strip = (candles: Candle[]) => candles.map(({ start, open, high, low, close, points, source }) => ({ start, open, high, low, close, points, source }));
 
-for (const dialect of DIALECTS) {
-  describe(`history recorder (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`history recorder (${dialect.name})`, dialect.options, () => {
     let opened: Awaited<ReturnType<typeof openFresh>>;
     before(async () => {
       opened = await openFresh(dialect.databaseUrl);
@@ -118,6 +119,35 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(strip(await store.history.range('minute', 'eur_free', base, base + M)), [expected]);
       assert.deepEqual(strip(await store.history.range('hour', 'eur_free', base, base + M)), [expected]);
       assert.deepEqual(strip(await store.history.range('day', 'eur_free', base - 24 * 3600 * S, base + M)), [{ ...expected, start: Date.parse('2026-11-24T20:30:00Z') }]);
+    });
+
+    it('records before its load without writing, then continues a past written meanwhile with what it recorded', async () => {
+      const { store } = opened;
+      // 10:00 in Tehran on the 28th: the day began at 20:30Z the day before, the hour at 06:30Z.
+      const day = Date.parse('2026-11-27T20:30:00Z');
+      const hour = Date.parse('2026-11-28T06:30:00Z');
+      const { recorder, serve } = setup(store, hour + 10 * M);
+      serve(hour + 10 * M + 5 * S, { rub_free: ['1300', 'alpha', hour + 10 * M + 4 * S] });
+      serve(hour + 10 * M + 20 * S, { rub_free: ['1310', 'alpha', hour + 10 * M + 19 * S] });
+      await recorder.flush();
+      assert.deepEqual(await store.history.range('day', 'rub_free', day - FOREVER, day + FOREVER), [], 'nothing is written before the load');
+
+      // The past, written through the repository as the demo writes it: yesterday, today so far, this hour so far.
+      const past = (start: number, open: string, high: string, low: string, close: string, points: number): Candle => ({ start, open, high, low, close, points, source: 'demo-alpha', closeAt: start + M });
+      await store.history.write(
+        [
+          { grain: 'day', reference: 'rub_free', candle: past(day - 86_400_000, '1200', '1260', '1190', '1250', 40) },
+          { grain: 'day', reference: 'rub_free', candle: past(day, '1250', '1320', '1240', '1290', 30) },
+          { grain: 'hour', reference: 'rub_free', candle: past(hour, '1280', '1295', '1275', '1290', 10) },
+        ],
+        true,
+      );
+      const seeds = await recorder.load();
+      assert.deepEqual(seeds.get('rub_free'), { day: '2026-11-28', open: '1250', high: '1320', low: '1240', close: '1310', prevClose: '1250' }, 'the market day: the past’s open and range, then the values recorded');
+      await recorder.flush();
+      assert.deepEqual(strip(await store.history.range('day', 'rub_free', day, day + 1)), [{ start: day, open: '1250', high: '1320', low: '1240', close: '1310', points: 32, source: 'alpha' }]);
+      assert.deepEqual(strip(await store.history.range('hour', 'rub_free', hour, hour + 1)), [{ start: hour, open: '1280', high: '1310', low: '1275', close: '1310', points: 12, source: 'alpha' }]);
+      assert.equal((await store.history.range('day', 'rub_free', day - 86_400_000, day - 86_400_000 + 1))[0]!.close, '1250', 'the settled past is left as written');
     });
 
     it('seeds the market day: today’s candle and the close before it', async () => {
@@ -208,7 +238,7 @@ describe('history recorder while the store is away', () => {
     }
   });
 
-  it('PostgreSQL refusing connections: holds candles in memory and writes them when it answers', { skip: POSTGRES_URL ? false : 'NERKH_TEST_DATABASE_URL is not set' }, async () => {
+  it('PostgreSQL refusing connections: holds candles in memory and writes them when it answers', needs('postgres'), async () => {
     const target = new URL(POSTGRES_URL!);
     const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
     const proxied = new URL(POSTGRES_URL!);

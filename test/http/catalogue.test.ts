@@ -78,6 +78,20 @@ describe('catalogue with a key: in_plan and Persian-aware search', () => {
     assert.deepEqual((await list(`/v1/rates?q=${encodeURIComponent('هنگ\u200cكنگ')}`)).map((r) => r.key), joined.map((r) => r.key));
   });
 
+  it('finds what people type: a space for the non-joiner, a word and a number, one word of many titles', async () => {
+    const keys = async (q: string) => (await list(`/v1/rates?q=${encodeURIComponent(q)}`)).map((r) => r.key);
+    const bitcoin = await keys('بیت کوین');
+    assert.equal(bitcoin[0], 'btc_usd', bitcoin.join(', '));
+    assert.deepEqual(await keys('بیت\u200cکوین'), bitcoin, 'the non-joiner, a space: one search');
+    const gold = await keys('طلا ۱۸');
+    assert.equal(gold[0], 'gold_18k', gold.join(', '));
+    assert.deepEqual(await keys('طلا 18'), gold);
+    const dollar = await keys('دلار');
+    assert.equal(dollar[0], 'usd_free', dollar.slice(0, 5).join(', '));
+    // A filter keeps the search's order.
+    assert.deepEqual((await list(`/v1/rates?category=currency&q=${encodeURIComponent('دلار')}`)).map((r) => r.key).slice(0, 1), ['usd_free']);
+  });
+
   it('is case-insensitive and matches Persian digits as ASCII', async () => {
     const lower = await list('/v1/rates?q=btc');
     assert.ok(lower.length > 0);

@@ -37,8 +37,8 @@ describe('compression: gzip and br for bodies over 1 KB, prepared once a second'
 
   const paths = {
     catalogue: '/v1/rates',
-    'legacy feed': '/webservice/zip-board',
-    'legacy feed in toman': '/webservice/zip-board?unit=toman',
+    'webservice feed': '/webservice/zip-board',
+    'webservice feed in toman': '/webservice/zip-board?unit=toman',
     'detail, 10 keys (raw path)': '/v1/rates/usd_free,eur_free,coin_emami,gold_18k,gold_ounce,coin_bahar,coin_half,coin_quarter,gold_mithqal,usdt_irr',
     'detail with sources (route)': '/v1/rates/usd_free,coin_emami%2Cgold_18k?expand=sources',
   };

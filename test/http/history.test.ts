@@ -9,7 +9,7 @@ import { Buckets } from '../../src/history/buckets.js';
 import { DetailResponse, ErrorSchema, HistoryResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
 import type { StoredCandle } from '../../src/store/history.js';
 import { eventually, writeRaw } from '../support/env.js';
-import { DIALECTS, json, startHarness, type Harness } from '../support/harness.js';
+import { dialects, json, startHarness, type Harness } from '../support/harness.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -24,8 +24,8 @@ function assertMatches(schema: TSchema, body: unknown) {
 /** Candle values as they appear in a body, for comparison with stored ones. */
 const asBody = (time: ZoneTime) => (c: Candle) => ({ t: time.format(c.start), open: Number(c.open), high: Number(c.high), low: Number(c.low), close: Number(c.close), points: c.points });
 
-for (const dialect of DIALECTS) {
-  describe(`GET /v1/rates/{key}/history (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`GET /v1/rates/{key}/history (${dialect.name})`, dialect.options, () => {
     let harness: Harness;
     let key: string;
     const time = new ZoneTime('Asia/Tehran');
@@ -149,6 +149,24 @@ for (const dialect of DIALECTS) {
       error(await get(`/v1/rates/usd,eur/history`), 400, 'INVALID_KEYS');
     });
 
+    it('reads a `to` later than now as now, and refuses a `from` later than now', async () => {
+      const now = Date.now();
+      /** The end of the hour holding the moment the server answered. */
+      const endOfServedHour = (body: Record<string, unknown>) => time.format(buckets.next(buckets.start(Date.parse(String(body.generated_at)), '1h'), '1h'));
+      for (const to of [time.format(now + 10 * DAY), time.day(now + 400 * DAY), '2999-01-01']) {
+        const response = await get(`/v1/rates/${SEEDED}/history?interval=1h&from=${encodeURIComponent(time.format(now - 5 * HOUR))}&to=${encodeURIComponent(to)}`);
+        assert.equal(response.statusCode, 200, response.body);
+        const body = json(response);
+        assert.equal(body.to, endOfServedHour(body), `to=${to} ends with the candle holding now`);
+      }
+      const defaulted = json(await get(`/v1/rates/${SEEDED}/history?interval=1h&to=${encodeURIComponent(time.format(now + 10 * DAY))}`));
+      assert.equal(defaulted.to, endOfServedHour(defaulted));
+      const servedHour = buckets.start(Date.parse(String(defaulted.generated_at)), '1h');
+      assert.equal(defaulted.from, time.format(buckets.back(servedHour, '1h', 29)), 'the default 30 candles back from now, not from the future `to`');
+      error(await get(`/v1/rates/${SEEDED}/history?interval=1m&from=${encodeURIComponent(time.format(now + 10 * DAY))}&to=${encodeURIComponent(time.format(now + 10 * DAY + 999 * MINUTE))}`), 400, 'INVALID_PARAMETER', /"from".*future/);
+      error(await get(`/v1/rates/${SEEDED}/history?from=${time.day(now + 2 * DAY)}`), 400, 'INVALID_PARAMETER', /"from".*future/);
+    });
+
     it('refuses more than 1,000 candles, and sub-hour candles older than the minute retention', async () => {
       error(await get(`/v1/rates/${SEEDED}/history?interval=1m&from=${time.day(today - 2 * DAY)}`), 400, 'INVALID_PARAMETER', /1,000/);
       error(await get(`/v1/rates/${SEEDED}/history?interval=1h&from=${time.day(today - 42 * DAY)}`), 400, 'INVALID_PARAMETER', /1,000/);
@@ -259,9 +277,10 @@ for (const dialect of DIALECTS) {
         assertMatches(DetailResponse, body);
         const [gbp, usd] = body.rates as Record<string, unknown>[];
         assert.equal(gbp!.status, 'historical');
-        assert.equal(gbp!.value, Number(minutes[90]!.close));
+        // 20 s into minute 90, which is still open: the close of minute 89, the last to end by then.
+        assert.equal(gbp!.value, Number(minutes[89]!.close));
         assert.equal(gbp!.source, 'alpha');
-        assert.equal(gbp!.updated_at, time.format(minutes[90]!.closeAt));
+        assert.equal(gbp!.updated_at, time.format(minutes[89]!.closeAt));
         assert.equal(gbp!.change, null);
         assert.equal(usd!.status, 'unavailable', 'nothing was served for it then');
         assert.equal(usd!.value, null);

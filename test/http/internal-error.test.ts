@@ -5,7 +5,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { CatalogueRenderer } from '../../src/render/catalogue.js';
 import { DetailRenderer } from '../../src/render/detail.js';
-import { LegacyRenderer } from '../../src/render/legacy.js';
+import { WebserviceRenderer } from '../../src/render/webservice.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 /** What a bug would put in an exception: a path, a query, a secret. None of it may reach a client. */
@@ -105,8 +105,8 @@ describe('an unexpected exception is a 500 INTERNAL_ERROR that reveals nothing',
     assertLogged(answer.headers['x-request-id']);
   });
 
-  it('on a route answered through Fastify’s error handler (legacy feed)', async () => {
-    breakMethod(LegacyRenderer.prototype, 'render');
+  it('on a route answered through Fastify’s error handler (webservice feed)', async () => {
+    breakMethod(WebserviceRenderer.prototype, 'render');
     const answer = await send(base, '/webservice/unlucky-board', key);
     assertRevealsNothing(answer);
     assertLogged(answer.headers['x-request-id']);

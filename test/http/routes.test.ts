@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { PER_UNITS } from '../../src/domain/reference.js';
 import { CatalogueResponse, DetailResponse, ErrorSchema, SHARED_SCHEMAS, StatusResponse, UsageResponse } from '../../src/http/schemas.js';
-import { DIALECTS, json, SAMPLE, startHarness, type Harness } from '../support/harness.js';
+import { dialects, json, SAMPLE, startHarness, type Harness } from '../support/harness.js';
 import { eventually, writeRaw, writeSource } from '../support/env.js';
 
 /** Responses are checked against the same schemas the OpenAPI document is generated from. */
@@ -13,8 +13,8 @@ function assertMatches(schema: TSchema, body: unknown) {
   assert.ok(ok, `response does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
 }
 
-for (const dialect of DIALECTS) {
-  describe(`routes (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`routes (${dialect.name})`, dialect.options, () => {
     let harness: Harness;
     let key: string;
     const get = (url: string, headers: Record<string, string> = {}) => harness.app.inject({ url, headers: { 'x-api-key': key, ...headers } });
@@ -180,7 +180,7 @@ for (const dialect of DIALECTS) {
     });
 
     describe('GET /webservice/{username}', () => {
-      it("serves the owner's allowance in the flat legacy shape", async () => {
+      it("serves the owner's allowance in the flat webservice shape", async () => {
         const { key: own } = await harness.keyFor('old-board', 'pro', { references: ['usd_free', 'coin_emami'] });
         const response = await harness.app.inject({ url: '/webservice/old-board', headers: { 'x-api-key': own } });
         assert.equal(response.statusCode, 200, response.body);
@@ -222,8 +222,23 @@ for (const dialect of DIALECTS) {
           { service: 'detail', requests: 4, share: 0.8 },
           { service: 'catalogue', requests: 1, share: 0.2 },
         ]);
-        const errors = body.errors as { error: string; http_status: number; service: string }[];
-        assert.deepEqual(errors.map((e) => [e.error, e.http_status, e.service]), [['RATE_NOT_FOUND', 404, 'detail']]);
+        const errors = body.errors as { error: string; http_status: number; service: string; count: number }[];
+        assert.deepEqual(errors.map((e) => [e.error, e.http_status, e.service, e.count]), [['RATE_NOT_FOUND', 404, 'detail', 1]]);
+      });
+      it('serves reports asked within a second from one read of the store, and reads again after it', async () => {
+        const { key: own } = await harness.keyFor('reporting', 'basic');
+        const ask = (days: number) => harness.app.inject({ url: `/v1/usage?days=${days}`, headers: { 'x-api-key': own } });
+        const concurrent = await Promise.all([ask(7), ask(7), ask(1), ask(90)]);
+        for (const response of concurrent) assert.equal(response.statusCode, 200, response.body);
+        const stamps = new Set(concurrent.map((response) => json(response).generated_at));
+        assert.equal(stamps.size, 1, 'one read served all four');
+        assert.deepEqual(concurrent.map((response) => (json(response).daily as unknown[]).length), [7, 7, 1, 90]);
+        await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': own } });
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        const later = json(await ask(7));
+        assert.notEqual(later.generated_at, [...stamps][0]);
+        const services = Object.fromEntries((later.services as { service: string; requests: number }[]).map((s) => [s.service, s.requests]));
+        assert.deepEqual(services, { usage: 4, detail: 1 });
       });
       it('validates days', async () => {
         for (const days of ['0', '91', 'abc']) {
@@ -306,6 +321,7 @@ for (const dialect of DIALECTS) {
           ['/v1/stream', own],
           ['/v1/status', own],
           ['/v1/usage', own],
+          ['/v1/webhooks', own],
           ['/webservice/query-feed', pro],
         ];
         for (const [path, owner] of keyed) {
@@ -326,7 +342,7 @@ for (const dialect of DIALECTS) {
         assert.match(String(json(await get('/v1/rates/usd_free?foo=1')).message), /takes unit, expand, at\.$/);
         assert.match(String(json(await get('/v1/rates/usd_free?at=2026-11-01&foo=1')).message), /takes at, unit\.$/);
         assert.match(String(json(await get('/v1/rates/usd_free/history?foo=1')).message), /takes interval, from, to, unit\.$/);
-        assert.match(String(json(await get('/v1/stream?foo=1')).message), /takes keys, api_key, unit\.$/);
+        assert.match(String(json(await get('/v1/stream?foo=1')).message), /takes keys, api_key, unit, alerts\.$/);
         // Enum errors list the allowed values, wherever `unit` is taken.
         for (const path of ['/v1/rates/usd_free', '/v1/rates/usd_free/history', '/v1/stream', '/webservice/acme', '/v1/rates/usd_free?at=2026-11-01&x=']) {
           const url = path.includes('?') ? path.replace('&x=', '&unit=dinar') : `${path}?unit=dinar`;
@@ -336,6 +352,7 @@ for (const dialect of DIALECTS) {
         }
         assert.match(String(json(await get('/webservice/acme?foo=1')).message), /takes unit\.$/);
         assert.match(String(json(await get('/v1/usage?foo=1')).message), /takes days\.$/);
+        assert.match(String(json(await get('/v1/webhooks?foo=1')).message), /takes none\.$/);
         // An empty query string is no parameter at all.
         assert.equal((await get('/v1/rates/usd_free?')).statusCode, 200);
         assert.equal((await harness.app.inject({ url: '/healthz?' })).statusCode, 200);
@@ -354,7 +371,7 @@ for (const dialect of DIALECTS) {
         assert.match(metrics.body, /nerkh_source_age_seconds\{source="alpha"\}/);
         const openapi = json(await harness.app.inject('/openapi.json'));
         assert.equal(openapi.openapi, '3.1.0');
-        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/webservice/{username}']);
+        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/convert', '/v1/jewellery', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/v1/webhooks', '/webservice/{username}']);
         // Fixed vocabularies are plain enums in the document, not unions of constants.
         const schemas = (openapi.components as { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> }).schemas;
         assert.deepEqual(schemas.Rate!.properties.per!.enum, [...PER_UNITS]);
@@ -362,7 +379,7 @@ for (const dialect of DIALECTS) {
         // One currency vocabulary, shared by reference: ISO 4217 and IRT (toman).
         const currencies = (schemas.Currency as unknown as { enum: string[] }).enum;
         for (const code of ['IRR', 'IRT', 'USD', 'EUR', 'XXX', 'XAU']) assert.ok(currencies.includes(code), code);
-        for (const schema of ['Rate', 'Reference', 'LegacyEntry', 'HistoryResponse']) {
+        for (const schema of ['Rate', 'Reference', 'WebserviceEntry', 'HistoryResponse']) {
           assert.deepEqual(schemas[schema]!.properties.currency, { $ref: '#/components/schemas/Currency' }, schema);
         }
         const detail = (openapi.paths as Record<string, { get: { parameters: { name: string; in: string; schema: { enum?: string[] } }[] } }>)['/v1/rates/{keys}']!.get;

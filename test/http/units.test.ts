@@ -110,7 +110,7 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     }
   });
 
-  it('the legacy feed takes ?unit=toman too', async () => {
+  it('the webservice feed takes ?unit=toman too', async () => {
     // Live (no refresh interval), so the feed shows the values written above.
     const { key: own } = await harness.keyFor('units-feed', 'pro', { references: ['coin_emami', 'gold_ounce'], overrides: { refresh_interval_seconds: 0 } });
     const toman = await harness.app.inject({ url: '/webservice/units-feed?unit=toman', headers: { 'x-api-key': own } });
@@ -200,7 +200,7 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
       assert.deepEqual([json(response).error, json(response).message], ['INVALID_PARAMETER', message], url);
       assert.equal(response.headers['cache-control'], 'no-store');
     }
-    // The key is checked before the query (PRODUCT §2).
+    // The key is checked before the query (docs/api.md#order-of-checks).
     assert.equal(json(await harness.app.inject({ url: '/v1/rates/usd_free?unit=nope' })).error, 'API_KEY_MISSING');
   });
 });

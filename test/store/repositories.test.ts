@@ -1,22 +1,26 @@
 import assert from 'node:assert/strict';
 import { createHash, randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { AccessDirectory, allowanceFor } from '../../src/access/directory.js';
 import { hashKey, KEY_FORMAT } from '../../src/domain/key-material.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { applyOverrides, buildPlans, type Plan } from '../../src/domain/plan.js';
+import { ManualClock } from '../../src/domain/clock.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { DuplicateError } from '../../src/store/accounts.js';
-import type { StoreOptions } from '../../src/store/db.js';
+import { connect, type StoreOptions } from '../../src/store/db.js';
+import { StaticMigrationProvider } from '../../src/store/migrations.js';
 import { Store } from '../../src/store/store.js';
-import { ERROR_LOG_DAYS, ERROR_LOG_LIMIT, type UsageErrorEntry } from '../../src/store/usage.js';
+import { ERROR_LOG_DAYS, ERROR_LOG_LIMIT, minuteOf, UsageRepository, type UsageCount, type UsageErrorEntry } from '../../src/store/usage.js';
 import { UsageMeter } from '../../src/usage/meter.js';
 import { eventually, tempDir } from '../support/env.js';
-import { DIALECTS } from '../support/harness.js';
+import { dialects } from '../support/harness.js';
 
 const DAY_MS = 86_400_000;
+const MIGRATIONS = ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence', '006_usage_error_fold', '007_webhooks', '008_manual_prices'];
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 interface Opened {
@@ -54,11 +58,11 @@ async function openFresh(databaseUrl: string | null): Promise<Opened> {
 }
 
 function errorEntry(accountId: string, at: number, extra: Partial<UsageErrorEntry> = {}): UsageErrorEntry {
-  return { account_id: accountId, key_id: 'key_x', at, service: 'detail', path: '/v1/rates/x', http_status: 404, error: 'NOT_FOUND', ...extra };
+  return { account_id: accountId, key_id: 'key_x', at, service: 'detail', path: '/v1/rates/x', http_status: 404, error: 'NOT_FOUND', count: 1, ...extra };
 }
 
-for (const dialect of DIALECTS) {
-  describe(`store repositories (${dialect.name})`, () => {
+for (const dialect of dialects()) {
+  describe(`store repositories (${dialect.name})`, dialect.options, () => {
     describe('migrations', () => {
       let opened: Opened;
       before(async () => {
@@ -71,7 +75,7 @@ for (const dialect of DIALECTS) {
 
       it('runs every migration once and reports the dialect', async () => {
         assert.equal(opened.store.dialect, dialect.name);
-        assert.deepEqual(await migrationNames(opened.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence']);
+        assert.deepEqual(await migrationNames(opened.store), MIGRATIONS);
         assert.equal(await opened.store.ping(), true);
         assert.equal(await opened.store.accounts.revision(), 0);
         assert.equal(await opened.store.accounts.count(), 0);
@@ -82,13 +86,15 @@ for (const dialect of DIALECTS) {
         const revision = await opened.store.accounts.revision();
         const again = await Store.open(opened.options);
         try {
-          assert.deepEqual(await migrationNames(again), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence']);
+          assert.deepEqual(await migrationNames(again), MIGRATIONS);
           const revisionRows = await again.connection.db.selectFrom('store_revision').selectAll().orderBy('id').execute();
-          // Row 2 counts changes to the settled history; row 3 is the history's fence (the newest leader epoch that wrote).
+          // Row 2 counts changes to the settled history; row 3 is the history's fence (the newest leader epoch that wrote); row 4 the webhook states' fence; row 5 counts manual price changes.
           assert.deepEqual(revisionRows, [
             { id: 1, revision },
             { id: 2, revision: 0 },
             { id: 3, revision: 0 },
+            { id: 4, revision: 0 },
+            { id: 5, revision: 0 },
           ]);
           assert.equal((await again.accounts.find('kept'))?.plan, 'basic');
           assert.equal(await again.accounts.count(), 1);
@@ -97,6 +103,46 @@ for (const dialect of DIALECTS) {
         }
         // The first store still works after the second one closed.
         assert.equal(await opened.store.accounts.count(), 1);
+      });
+
+      it('folds an error log written one row per failure (006): one entry per account, service, error and minute, every failure counted', async () => {
+        const dir = tempDir('nerkh-store-old-');
+        const options: StoreOptions = { databaseUrl: dialect.databaseUrl, dataDir: dir.path, schema: dialect.databaseUrl ? `nerkh_t_old_${process.pid}_${randomInt(1e9)}` : undefined };
+        // A store as the previous release left it: migrated up to 005, its error log one row per failure.
+        const minute = minuteOf(1_800_000_000_000);
+        const connection = connect(options);
+        try {
+          if (options.schema) await sql.raw(`create schema ${options.schema}`).execute(connection.db);
+          const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect), ...(options.schema ? { migrationTableSchema: options.schema } : {}) });
+          const { error } = await migrator.migrateTo('005_history_fence');
+          assert.equal(error, undefined);
+          const old = (account: string, at: number, error: string, path: string, service = 'detail') =>
+            sql`insert into usage_errors (account_id, key_id, at, service, path, http_status, error) values (${account}, 'key_old', ${at}, ${service}, ${path}, 429, ${error})`.execute(connection.db);
+          for (let i = 0; i < 5; i++) await old('acc_old', minute + 1000 + i, 'RATE_LIMIT_EXCEEDED', `/p${i}`);
+          await old('acc_old', minute + 60_000, 'RATE_LIMIT_EXCEEDED', '/next-minute');
+          await old('acc_old', minute + 500, 'SERVICE_NOT_ACTIVE', '/other-error');
+          await old('acc_old', minute + 600, 'RATE_LIMIT_EXCEEDED', '/other-service', 'catalogue');
+          await old('acc_other', minute + 700, 'RATE_LIMIT_EXCEEDED', '/other-account');
+        } finally {
+          await connection.db.destroy();
+        }
+        const store = await Store.open(options);
+        try {
+          const entries = async (account: string) => (await store.usage.errors(account, 0)).map((e) => [e.at - minute, e.service, e.error, e.count, e.path]);
+          assert.deepEqual(await entries('acc_old'), [
+            [60_000, 'detail', 'RATE_LIMIT_EXCEEDED', 1, '/next-minute'],
+            [1004, 'detail', 'RATE_LIMIT_EXCEEDED', 5, '/p4'],
+            [600, 'catalogue', 'RATE_LIMIT_EXCEEDED', 1, '/other-service'],
+            [500, 'detail', 'SERVICE_NOT_ACTIVE', 1, '/other-error'],
+          ]);
+          assert.deepEqual(await entries('acc_other'), [[700, 'detail', 'RATE_LIMIT_EXCEEDED', 1, '/other-account']]);
+          // The folded rows take further failures of their minute.
+          await store.usage.record([], [errorEntry('acc_old', minute + 2000, { service: 'detail', error: 'RATE_LIMIT_EXCEEDED', http_status: 429, count: 10, path: '/new' })]);
+          assert.deepEqual((await entries('acc_old'))[1], [2000, 'detail', 'RATE_LIMIT_EXCEEDED', 15, '/new']);
+        } finally {
+          await store.close({ dropSchema: true });
+          dir.cleanup();
+        }
       });
 
       if (dialect.databaseUrl) {
@@ -119,7 +165,7 @@ for (const dialect of DIALECTS) {
           try {
             const fresh = await openFresh(dialect.databaseUrl);
             try {
-              assert.deepEqual(await migrationNames(fresh.store), ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence']);
+              assert.deepEqual(await migrationNames(fresh.store), MIGRATIONS);
             } finally {
               await fresh.close();
             }
@@ -385,19 +431,38 @@ for (const dialect of DIALECTS) {
       });
       after(() => opened.close());
 
-      it('record() adds up counts of the same account/key/day/service and appends errors', async () => {
+      it('record() adds up counts of the same account/key/day/service and folds errors of the same minute', async () => {
         const count = (ok: number, errors: number, service = 'detail', key = 'key_a', day = '2026-11-20') => ({ account_id: 'acc_u1', key_id: key, day, service, ok, errors });
-        await store.usage.record([count(3, 1), count(5, 0, 'catalogue')], [errorEntry('acc_u1', 1000)]);
-        await store.usage.record([count(4, 2)], [errorEntry('acc_u1', 2000), errorEntry('acc_u1', 3000)]);
+        await store.usage.record([count(3, 1), count(5, 0, 'catalogue')], [errorEntry('acc_u1', 1000, { key_id: 'key_a', path: '/first' })]);
+        // The same minute (also twice within one batch), then the next minute.
+        await store.usage.record([count(4, 2)], [errorEntry('acc_u1', 3000, { key_id: 'key_b', path: '/third' }), errorEntry('acc_u1', 2000, { path: '/second' }), errorEntry('acc_u1', 61_000)]);
         await store.usage.record([], []);
         const rows = await store.connection.db.selectFrom('usage_daily').selectAll().where('account_id', '=', 'acc_u1').orderBy('service').execute();
         assert.deepEqual(
           rows.map((r) => ({ ...r, ok: Number(r.ok), errors: Number(r.errors) })),
           [count(5, 0, 'catalogue'), count(7, 3)],
         );
+        // One entry per minute, with the latest failure's key, time and path.
         assert.deepEqual(
-          (await store.usage.errors('acc_u1', 0)).map((e) => e.at),
-          [3000, 2000, 1000],
+          (await store.usage.errors('acc_u1', 0)).map((e) => [e.at, e.count, e.key_id, e.path]),
+          [
+            [61_000, 1, 'key_x', '/v1/rates/x'],
+            [3000, 3, 'key_b', '/third'],
+          ],
+        );
+        // A late failure of a minute already logged adds its count and leaves the latest details.
+        await store.usage.record([], [errorEntry('acc_u1', 1500, { count: 4, path: '/late' })]);
+        assert.deepEqual(
+          (await store.usage.errors('acc_u1', 0)).map((e) => [e.at, e.count, e.path]),
+          [
+            [61_000, 1, '/v1/rates/x'],
+            [3000, 7, '/third'],
+          ],
+        );
+        const rows2 = await store.connection.db.selectFrom('usage_errors').select(['minute']).where('account_id', '=', 'acc_u1').orderBy('minute').execute();
+        assert.deepEqual(
+          rows2.map((r) => Number(r.minute)),
+          [0, 60_000],
         );
         assert.deepEqual(await store.usage.total('acc_u1'), { ok: 12, errors: 3 });
       });
@@ -409,13 +474,17 @@ for (const dialect of DIALECTS) {
         assert.equal(await store.usage.record(counts, errors, 'node-1'), false, 'the second send is recognised');
         assert.equal(await store.usage.record(counts, [], 'node-2'), true);
         assert.deepEqual(await store.usage.total('acc_batch'), { ok: 8, errors: 2 });
-        assert.equal((await store.usage.errors('acc_batch', 0)).length, 1);
+        assert.deepEqual(
+          (await store.usage.errors('acc_batch', 0)).map((e) => e.count),
+          [1],
+          'the second send added no error either',
+        );
         await store.usage.pruneBatches(Date.now() + 2 * 86_400_000);
         assert.equal(await store.usage.record(counts, [], 'node-1'), true, 'a pruned id is forgotten');
       });
 
       it('record() lands a batch whole or not at all', async () => {
-        const bad = { ...errorEntry('acc_u2', 1), path: null as unknown as string };
+        const bad = { ...errorEntry('acc_u2', 1, { error: 'OTHER' }), path: null as unknown as string };
         await assert.rejects(store.usage.record([{ account_id: 'acc_u2', key_id: 'k', day: '2026-11-20', service: 'detail', ok: 9, errors: 1 }], [errorEntry('acc_u2', 0), bad]));
         assert.deepEqual(await store.usage.total('acc_u2'), { ok: 0, errors: 0 });
         assert.deepEqual(await store.usage.errors('acc_u2', 0), []);
@@ -558,7 +627,10 @@ for (const dialect of DIALECTS) {
         );
         assert.deepEqual(new Set(daily.map((row) => row.day)), new Set([day]));
         const errors = await store.usage.errors(accountId, 0, 5000);
-        assert.equal(errors.length, failed);
+        assert.equal(sum(errors.map((e) => e.count)), failed);
+        // One entry per service and minute (the 600 ms may straddle a minute).
+        assert.deepEqual(new Set(errors.map((e) => e.service)), new Set(['detail', 'catalogue']));
+        assert.ok(errors.length <= 4, `${errors.length} entries`);
         assert.equal(errors[0]!.path, '/v1/rates/x590');
         // Last-used times ride along; they do not bump the revision.
         assert.equal((await store.keys.find(keyA))?.last_used_at, now + 599);
@@ -587,7 +659,8 @@ for (const dialect of DIALECTS) {
         const failures: unknown[] = [];
         const meter = new UsageMeter(store.usage, store.keys, time, store.health, (error) => failures.push(error));
         const before = await store.usage.total(accountId);
-        const errorsBefore = (await store.usage.errors(accountId, 0, 5000)).length;
+        const logged = async () => sum((await store.usage.errors(accountId, 0, 5000)).map((e) => e.count));
+        const errorsBefore = await logged();
         const now = Date.now();
         for (let i = 0; i < 50; i++) meter.record(accountId, keyA, 'detail', now + i, i < 5 ? { status: 400, error: 'BAD', path: '/bad' } : null);
 
@@ -600,7 +673,7 @@ for (const dialect of DIALECTS) {
         }
         assert.equal(failures.length, 1, 'the failure is reported');
         assert.deepEqual(await store.usage.total(accountId), before);
-        assert.equal((await store.usage.errors(accountId, 0, 5000)).length, errorsBefore, 'the failed batch wrote no errors');
+        assert.equal(await logged(), errorsBefore, 'the failed batch wrote no errors');
         assert.equal(store.health.reachable, false, 'the failed write marks the store unreachable');
         assert.equal(meter.backlog().pendingRequests, 50);
         // While the store is known to be away the meter holds its counts; the next successful ping brings it back.
@@ -614,7 +687,7 @@ for (const dialect of DIALECTS) {
         await meter.flush();
         assert.equal(failures.length, 1);
         assert.deepEqual(await store.usage.total(accountId), { ok: before.ok + 45 + 18 + 1, errors: before.errors + 5 + 2 });
-        assert.equal((await store.usage.errors(accountId, 0, 5000)).length, errorsBefore + 7);
+        assert.equal(await logged(), errorsBefore + 7);
         assert.deepEqual(meter.backlog(), { pendingRequests: 0, pendingErrors: 0, droppedRequests: 0, droppedErrors: 0 });
         await meter.flush();
         assert.deepEqual(await store.usage.total(accountId), { ok: before.ok + 64, errors: before.errors + 7 });
@@ -633,6 +706,99 @@ for (const dialect of DIALECTS) {
         meter.record(accountId, keyB, 'catalogue', now, null);
         await meter.stop();
         assert.deepEqual(await store.usage.total(accountId), { ok: before.ok + 38, errors: before.errors + 1 });
+      });
+
+      it('folds 2,000 refusals of a minute into one entry per service and error, written once, after the minute', async () => {
+        // The real repository, with every error-log entry it is handed written down.
+        const handed: UsageErrorEntry[] = [];
+        const usage = new (class extends UsageRepository {
+          override record(counts: UsageCount[], errors: UsageErrorEntry[], batchId?: string, now?: number): Promise<boolean> {
+            handed.push(...errors.map((e) => ({ ...e })));
+            return super.record(counts, errors, batchId, now);
+          }
+        })(store.connection.db);
+        const account = (await store.accounts.create('spender', 'pro')).id;
+        const [first, second] = [(await store.keys.issue(account)).id, (await store.keys.issue(account)).id];
+        const minute = minuteOf(Date.now());
+        const clock = new ManualClock(minute + 5_000);
+        const meter = new UsageMeter(usage, store.keys, new ZoneTime('Asia/Tehran', clock), store.health);
+        const refuse = (i: number) =>
+          i % 2 === 0
+            ? { service: 'detail', failure: { status: 429, error: 'RATE_LIMIT_EXCEEDED', path: `/v1/rates/usd_free?n=${i}` } }
+            : { service: 'catalogue', failure: { status: 403, error: 'SERVICE_NOT_ACTIVE', path: `/v1/rates?n=${i}` } };
+        // 2,000 refusals over 40 s, with a timer flush every 100: counts go out at once, the log waits for the minute's end.
+        for (let i = 0; i < 2000; i++) {
+          clock.advance(20);
+          const { service, failure } = refuse(i);
+          meter.record(account, i % 3 === 0 ? first : second, service, clock.now(), failure);
+          if (i % 100 === 99) await meter.flush(false);
+        }
+        assert.deepEqual(await store.usage.total(account), { ok: 0, errors: 2000 });
+        assert.deepEqual(handed, [], 'nothing of the running minute is written to the log');
+        assert.equal(meter.backlog().pendingErrors, 2);
+        // The minute passes: its two entries are written, once each.
+        clock.set(minute + 60_000 + 100);
+        await meter.flush(false);
+        await meter.flush(false);
+        const entries = (await store.usage.errors(account, 0)).map((e) => ({ at: e.at - minute, key: e.key_id, service: e.service, status: e.http_status, error: e.error, count: e.count, path: e.path }));
+        assert.deepEqual(entries, [
+          { at: 45_000, key: second, service: 'catalogue', status: 403, error: 'SERVICE_NOT_ACTIVE', count: 1000, path: '/v1/rates?n=1999' },
+          { at: 44_980, key: first, service: 'detail', status: 429, error: 'RATE_LIMIT_EXCEEDED', count: 1000, path: '/v1/rates/usd_free?n=1998' },
+        ]);
+        assert.equal(handed.length, 2);
+        // A report's flush writes the running minute at once; what follows in that minute adds to the same row.
+        for (let i = 0; i < 3; i++) meter.record(account, first, 'detail', clock.now() + i, refuse(0).failure);
+        await meter.flush();
+        for (let i = 0; i < 4; i++) meter.record(account, first, 'detail', clock.now() + 10 + i, refuse(0).failure);
+        await meter.stop();
+        assert.deepEqual(
+          (await store.usage.errors(account, minute + 60_000)).map((e) => [e.count, e.at - minute]),
+          [[7, 60_113]],
+        );
+        assert.deepEqual(await store.usage.total(account), { ok: 0, errors: 2007 });
+      });
+
+      it('two nodes folding the same minute add up to one entry', async () => {
+        const other = await Store.open(opened.options);
+        try {
+          const account = (await store.accounts.create('two-nodes', 'pro')).id;
+          const key = (await store.keys.issue(account)).id;
+          const nodes = [new UsageMeter(store.usage, store.keys, time, store.health), new UsageMeter(other.usage, other.keys, time, other.health)];
+          const now = Date.now();
+          for (let i = 0; i < 500; i++) for (const [n, node] of nodes.entries()) node.record(account, key, 'detail', now, { status: 429, error: 'RATE_LIMIT_EXCEEDED', path: `/node/${n}` });
+          // At once on PostgreSQL (both upserts meet on one row). One after the other on SQLite: two synchronous
+          // connections in one process would block each other's write lock (separate processes wait their turn).
+          const each = async (step: (node: UsageMeter) => Promise<unknown>) => {
+            if (dialect.databaseUrl) await Promise.all(nodes.map(step));
+            else for (const node of nodes) await step(node);
+          };
+          await each((node) => node.flush());
+          for (let i = 0; i < 100; i++) nodes[1]!.record(account, key, 'detail', now, { status: 429, error: 'RATE_LIMIT_EXCEEDED', path: '/node/1' });
+          await each((node) => node.stop());
+          assert.deepEqual(
+            (await store.usage.errors(account, 0)).map((e) => e.count),
+            [1100],
+          );
+          assert.deepEqual(await store.usage.total(account), { ok: 0, errors: 1100 });
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('stop() says what it could not write: requests, and error-log entries with their failures', async () => {
+        const meter = new UsageMeter(store.usage, store.keys, time, store.health);
+        const now = Date.now();
+        for (let i = 0; i < 30; i++) meter.record(accountId, keyA, 'detail', now, i < 12 ? { status: 404, error: 'RATE_NOT_FOUND', path: '/v1/rates/nope' } : null);
+        meter.record(accountId, keyA, 'catalogue', now, { status: 400, error: 'INVALID_PARAMETER', path: '/v1/rates?x=1' });
+        store.health.failed('database file removed or replaced; restart to reopen it', now);
+        try {
+          assert.deepEqual(await meter.stop(), { requests: 31, errorEntries: 2, errors: 13 });
+        } finally {
+          assert.equal(await store.ping(), true);
+        }
+        const written = new UsageMeter(store.usage, store.keys, time, store.health);
+        written.record(accountId, keyA, 'detail', now, { status: 404, error: 'RATE_NOT_FOUND', path: '/v1/rates/nope' });
+        assert.equal(await written.stop(), null, 'nothing lost when everything landed');
       });
     });
 

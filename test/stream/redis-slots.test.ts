@@ -6,9 +6,10 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { RedisStreamSlots, SLOT_TTL_MS } from '../../src/stream/redis-slots.js';
-import { needsRedis, openLink, randomPrefix, removePrefix, REDIS_URL } from '../support/redis.js';
+import { openLink, randomPrefix, removePrefix, REDIS_URL } from '../support/redis.js';
+import { needs } from '../support/services.js';
 
-describe('stream slots in Redis', needsRedis, () => {
+describe('stream slots in Redis', needs('redis'), () => {
   const prefix = randomPrefix();
   const clock = new ManualClock(Date.now());
   const links = [openLink(REDIS_URL!, prefix), openLink(REDIS_URL!, prefix)];

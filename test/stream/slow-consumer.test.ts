@@ -8,7 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { SnapshotHistory } from '../../src/live/history.js';
+import { RefreshTiers } from '../../src/live/refresh-tiers.js';
 import type { PreparedRate, Snapshot } from '../../src/live/snapshot.js';
 import { StreamHub, type StreamOptions } from '../../src/stream/hub.js';
 import { eventually } from '../support/env.js';
@@ -20,12 +20,12 @@ const PAD = 'x'.repeat(64 * 1024);
 
 function snapshot(version: number): Snapshot {
   const rate = { key: 'usd_free', value: version } as unknown as PreparedRate['rate'];
-  const prepared: PreparedRate = { rate, json: JSON.stringify({ key: 'usd_free', value: version, pad: PAD }), legacy: '', hash: version, toman: () => prepared };
+  const prepared: PreparedRate = { rate, json: JSON.stringify({ key: 'usd_free', value: version, pad: PAD }), webservice: '', hash: version, toman: () => prepared };
   return { version, builtAt: clock.now(), rates: new Map([['usd_free', prepared]]), lastUpdate: null, counts: { ok: 1, stale: 0, unavailable: 0 } };
 }
 
 async function run(options: Partial<StreamOptions>) {
-  const history = new SnapshotHistory(snapshot(1), 60);
+  const history = new RefreshTiers(snapshot(1), 60);
   const hub = new StreamHub(history, time, { tickMs: 20, ...options });
   const server: Server = createServer((socket) => (socket.on('error', () => {}), hub.open(socket, { intervalSeconds: 0, keys: ['usd_free'], tag: 'usd_free', unit: 'rial' }, () => {})));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

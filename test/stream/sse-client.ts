@@ -12,8 +12,12 @@ export interface SseStream {
   comments: string[];
   retry: number | null;
   ended: boolean;
+  /** When the server ended the stream (epoch ms, this process's clock); null while it is open. */
+  endedAt: number | null;
   /** Waits for the n-th event (0-based) and returns it. */
   event(index: number, timeoutMs?: number): Promise<EventSourceMessage>;
+  /** Waits for the stream to end and returns its last event. */
+  end(timeoutMs?: number): Promise<EventSourceMessage | undefined>;
   close(): void;
 }
 
@@ -28,7 +32,12 @@ export function openStream(base: string, path: string, headers: Record<string, s
         comments: [],
         retry: null,
         ended: false,
+        endedAt: null,
         event: (index, timeoutMs = 5000) => eventually(() => stream.events[index], timeoutMs, 20) as Promise<EventSourceMessage>,
+        end: async (timeoutMs = 5000) => {
+          await eventually(() => stream.ended, timeoutMs, 10);
+          return stream.events.at(-1);
+        },
         close: () => req.destroy(),
       };
       const parser = createParser({
@@ -39,9 +48,14 @@ export function openStream(base: string, path: string, headers: Record<string, s
       response.setEncoding('utf8');
       const isStream = String(response.headers['content-type']).startsWith('text/event-stream');
       response.on('data', (chunk: string) => (isStream ? parser.feed(chunk) : (stream.body += chunk)));
-      response.on('end', () => (stream.ended = true));
-      response.on('error', () => (stream.ended = true));
-      response.on('close', () => (stream.ended = true));
+      const ended = () => {
+        if (stream.ended) return;
+        stream.ended = true;
+        stream.endedAt = Date.now();
+      };
+      response.on('end', ended);
+      response.on('error', ended);
+      response.on('close', ended);
       if (isStream) resolve(stream);
       else response.on('end', () => resolve(stream));
     });

@@ -123,7 +123,7 @@ describe('GET /v1/stream', () => {
     assert.match(metrics.body, /^nerkh_stream_fanouts_total [1-9]\d*$/m, 'the change events above were fanned out');
     assert.match(metrics.body, /^nerkh_stream_fanout_seconds_total \d/m);
     assert.match(metrics.body, /^nerkh_stream_fanout_max_seconds \d/m);
-    assert.match((await harness.app.inject({ url: '/status' })).body, /Open streams: [1-9]\d*</);
+    assert.match((await harness.app.inject({ url: '/status' })).body, /id="open-streams"[^>]*>[۰-۹]+<div class="en">[1-9]\d*</);
   });
 
   it('refuses a bad parameter, too many keys, and a plan without the service', async () => {

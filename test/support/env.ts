@@ -5,6 +5,7 @@ import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE, type AppConfig } from '../../src/config.js';
 import type { SourceConfig } from '../../src/sources/monitor.js';
+import { describeReadError } from '../../src/sources/reader.js';
 
 /** A fresh folder under the system temp dir, removed by `cleanup`. */
 export function tempDir(prefix = 'nerkh-test-'): { path: string; cleanup: () => void } {
@@ -51,6 +52,9 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     screening: {},
     timezone: 'Asia/Tehran',
     history: { minuteDays: 90 },
+    webhooks: { allowPrivate: false, timeScale: 1 },
+    frameAncestors: "'none'",
+    metricsToken: null,
     ...overrides,
   };
 }
@@ -82,4 +86,14 @@ export function catalogueWithoutBands(): Catalogue {
     bundled.references.map((reference) => ({ ...reference, min: null, max: null })),
     [...bundled.popular],
   );
+}
+
+/** The reason a source read fails with, as the status page shows it; throws when the read succeeds. */
+export async function readFailure(reader: { readIfChanged(): Promise<unknown> }): Promise<string> {
+  try {
+    await reader.readIfChanged();
+  } catch (error) {
+    return describeReadError(error);
+  }
+  throw new Error('the read did not fail');
 }

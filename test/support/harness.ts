@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig } from '../../src/config.js';
-import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
+import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/wiring.js';
 import { hashKey } from '../../src/domain/key-material.js';
 import type { Store } from '../../src/store/store.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { catalogueWithoutBands, eventually, tempDir, testConfig, writeSource } from './env.js';
+import { needs, POSTGRES_URL } from './services.js';
 
 /** Source keys of a few well-known references, as the bundled catalogue has them. */
 export const SAMPLE = {
@@ -36,6 +37,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** Thresholds no test reaches: the loop lagging 10 s, or more than fully used. */
+const NO_SHEDDING = { maxEventLoopDelayMs: 10_000, maxEventLoopUtilization: 1.1 };
+
 export interface HarnessOptions {
   config?: Partial<AppConfig>;
   /** A PostgreSQL URL; each harness gets its own schema. */
@@ -59,7 +63,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     }
   }
   const schema = options.databaseUrl ? `nerkh_t_${process.pid}_${Math.floor(Math.random() * 1e9)}` : undefined;
-  const runtime = await startRuntime({ ...config, databaseUrl: options.databaseUrl ?? null }, { ...options.runtime, schema });
+  // The test drives the server from its own event loop, so a busy test saturates the loop it measures: load shedding is
+  // off unless a test sets its thresholds (the shedding tests do), or a suite's own requests would be shed as the costliest.
+  const loadShedding = options.runtime?.loadShedding ?? NO_SHEDDING;
+  const runtime = await startRuntime({ ...config, databaseUrl: options.databaseUrl ?? null }, { ...options.runtime, loadShedding, schema });
   const store = runtime.store;
   return {
     app: runtime.app,
@@ -84,13 +91,24 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-export const POSTGRES_URL = process.env.NERKH_TEST_DATABASE_URL || null;
+export interface Dialect {
+  name: string;
+  databaseUrl: string | null;
+  /** Options for the dialect's `describe`: PostgreSQL follows the service rule (test/support/services.ts). */
+  options: { skip: string | false };
+}
 
-/** The dialects a store-backed suite runs against: SQLite always, PostgreSQL when configured. */
-export const DIALECTS: { name: string; databaseUrl: string | null }[] = [
-  { name: 'sqlite', databaseUrl: null },
-  ...(POSTGRES_URL ? [{ name: 'postgres', databaseUrl: POSTGRES_URL }] : []),
-];
+/**
+ * The dialects a store-backed suite runs against: SQLite and PostgreSQL. A
+ * missing PostgreSQL fails the file, unless NERKH_TEST_SKIP_SERVICES=1 (then
+ * its suite is reported skipped rather than left out).
+ */
+export function dialects(): Dialect[] {
+  return [
+    { name: 'sqlite', databaseUrl: null, options: { skip: false } },
+    { name: 'postgres', databaseUrl: POSTGRES_URL, options: needs('postgres') },
+  ];
+}
 
 export function json(response: { body: string }): Record<string, unknown> {
   return JSON.parse(response.body) as Record<string, unknown>;

@@ -5,9 +5,8 @@ import { Redis } from 'ioredis';
 import { RedisLink } from '../../src/bus/link.js';
 import { createLogger } from '../../src/log.js';
 
-/** The shared Redis the suites run against; unset, they are skipped (CI sets it). */
-export const REDIS_URL = process.env.NERKH_TEST_REDIS_URL || null;
-export const needsRedis = { skip: REDIS_URL ? false : 'NERKH_TEST_REDIS_URL is not set' };
+/** The shared Redis the suites run against (NERKH_TEST_REDIS_URL); see services.ts for when it is missing. */
+export { REDIS_URL } from './services.js';
 
 export const silent = createLogger('silent');
 
@@ -75,20 +74,28 @@ async function freePort(): Promise<number> {
 export class OwnRedis {
   private child: ChildProcess | null = null;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    /** Set: the server runs with `--requirepass`, and `url` carries it. */
+    readonly password: string | null,
+  ) {}
 
-  static async create(): Promise<OwnRedis> {
-    return new OwnRedis(await freePort());
+  static async create(options: { password?: string } = {}): Promise<OwnRedis> {
+    return new OwnRedis(await freePort(), options.password ?? null);
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return this.password === null ? `redis://127.0.0.1:${this.port}` : `redis://:${encodeURIComponent(this.password)}@127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {
     if (this.child) return;
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+    const auth = this.password === null ? [] : ['--requirepass', this.password];
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...auth], { stdio: 'ignore' });
     this.child = child;
+    // A missing binary is said plainly, not left as an uncaught spawn error.
+    let spawnError: Error | null = null;
+    child.once('error', (error) => (spawnError = error));
     const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => {});
     const deadline = Date.now() + 5000;
@@ -100,6 +107,7 @@ export class OwnRedis {
         return;
       } catch {
         probe.disconnect();
+        if (spawnError) throw new Error(`redis-server could not be started (${(spawnError as Error).message}): install it (apt-get install redis-server)`);
         if (Date.now() > deadline) throw new Error(`redis-server on port ${this.port} did not start`);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE, ConfigError } from '../../src/config.js';
 import { checkAgainstCatalogue, screeningRules } from '../../src/config-checks.js';
+import { checkDerivedPriority, derivedReferences } from '../../src/config-derived.js';
+import { parseFormula } from '../../src/domain/formula.js';
 import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { buildPlans } from '../../src/domain/plan.js';
 import { ZoneTime } from '../../src/domain/time.js';
@@ -55,5 +57,48 @@ describe('parseExpiry', () => {
     for (const text of ['0m', '0d', '2027-02-31', '2027-13-01', '2026-01-01', 'tomorrow', '30x', '2027-01-31T25:00:00Z']) {
       assert.throws(() => parseExpiry(text, time, now), /--expires/, text);
     }
+  });
+});
+
+describe('derivedReferences', () => {
+  const derived = (formulas: Record<string, string>) => ({ derived: Object.fromEntries(Object.entries(formulas).map(([name, text]) => [name, parseFormula(text)])) });
+  const refuses = (formulas: Record<string, string>, message: string) =>
+    assert.throws(
+      () => derivedReferences(derived(formulas), catalogue),
+      (error: Error) => error instanceof ConfigError && error.message === message,
+      message,
+    );
+
+  it('maps keys and aliases to canonical keys and orders each after the derived references it reads', () => {
+    const list = derivedReferences(derived({ coin_emami: 'tala_18 * 8.133 * 0.9 / 0.75', '18ayar': 'xau * dollar / 31.1034768 * 0.75', eur_free: 'usd_free * 1.08' }), catalogue);
+    assert.deepEqual(
+      list.map((reference) => [reference.key, [...reference.inputs]]),
+      [
+        ['gold_18k', [['xau', 'gold_ounce'], ['dollar', 'usd_free']]],
+        ['coin_emami', [['tala_18', 'gold_18k']]],
+        ['eur_free', [['usd_free', 'usd_free']]],
+      ],
+    );
+    assert.deepEqual(derivedReferences({}, catalogue), []);
+  });
+
+  it('refuses an unknown reference, computed or read, naming the formula', () => {
+    refuses({ gold_18k: 'gold_ounc * usd_free / 31.1034768 * 0.75' }, 'config: derived.gold_18k: unknown reference "gold_ounc"');
+    refuses({ gold_18kk: 'gold_ounce' }, 'config: derived.gold_18kk: unknown reference "gold_18kk"');
+  });
+
+  it('refuses a cycle, direct or through other derived references, naming it in full', () => {
+    refuses({ gold_18k: 'gold_18k * 1' }, 'config: derived: cycle gold_18k → gold_18k');
+    refuses({ usd_free: 'eur_free / 1.08', gold_18k: 'gold_24k * 0.75', gold_24k: 'coin_emami / 8.133', coin_emami: 'tala_18 * 10' }, 'config: derived: cycle gold_18k → gold_24k → coin_emami → gold_18k');
+  });
+
+  it('refuses two formulas for one reference (a key and its alias)', () => {
+    refuses({ gold_18k: 'gold_24k * 0.75', '18ayar': 'gold_24k * 0.75' }, 'config: derived.18ayar: gold_18k already has a formula (derived.gold_18k)');
+  });
+
+  it('refuses "derived" in the priority of a reference without a formula', () => {
+    const list = derivedReferences(derived({ gold_18k: 'gold_24k * 0.75' }), catalogue);
+    checkDerivedPriority({ gold_18k: ['derived', 'feed'] }, list);
+    assert.throws(() => checkDerivedPriority({ gold_24k: ['feed', 'derived'] }, list), /source_priority\.gold_24k\[1\]: "derived" serves only references with a formula in derived, and gold_24k has none/);
   });
 });

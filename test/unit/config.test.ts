@@ -106,8 +106,22 @@ describe('loadConfig with a config file', () => {
     assert.deepEqual(config.sourcePriority, { usd_free: ['remote', 'alpha'] });
     assert.deepEqual(config.plans, { basic: { requests_per_minute: 10 } });
     assert.deepEqual(config.sources, [
-      { name: 'alpha', type: 'file', path: join(etc, 'alpha.json'), url: undefined, max_age_seconds: 60, poll_seconds: 2, timeout_seconds: 5 },
-      { name: 'remote', type: 'http', path: undefined, url: 'https://example.test/feed.json', max_age_seconds: 300, poll_seconds: 10, timeout_seconds: 3, max_backoff_seconds: 30 },
+      { name: 'alpha', type: 'file', path: join(etc, 'alpha.json'), url: undefined, max_age_seconds: 60, poll_seconds: 2, timeout_seconds: 5, max_bytes: 16 * 1024 * 1024, clock_skew_seconds: 30, format: { kind: 'nerkh' } },
+      {
+        name: 'remote',
+        type: 'http',
+        path: undefined,
+        url: 'https://example.test/feed.json',
+        max_age_seconds: 300,
+        poll_seconds: 10,
+        timeout_seconds: 3,
+        max_backoff_seconds: 30,
+        max_bytes: 16 * 1024 * 1024,
+        clock_skew_seconds: 30,
+        format: { kind: 'nerkh' },
+        follow_redirects: false,
+        allow_insecure: false,
+      },
     ]);
   });
 
@@ -154,8 +168,15 @@ describe('loadConfig errors name the field', () => {
     rejects(load({ sources: [fileSource('a', { mtime: true })] }), 'sources[0].mtime');
   });
 
-  it('a bad source type', () => {
-    rejects(load({ sources: [fileSource('a', { type: 'ftp' })] }), 'sources[0].type');
+  it('a bad source type, listing the choices', () => {
+    rejects(load({ sources: [fileSource('a'), fileSource('b'), fileSource('c', { type: 'htp' })] }), 'sources[2].type: "htp" is not one of: file, http, manual');
+    rejects(load({ sources: [fileSource('a', { type: 3 })] }), 'sources[0].type: 3 is not one of: file, http, manual');
+    rejects(load({ sources: [{ name: 'a', path: 'a.json' }] }), 'sources[0].type: required, one of: file, http, manual');
+  });
+
+  it('any other choice lists its choices too, and a value-or-null union says both', () => {
+    rejects(load({ plans: { pro: { services: ['detail', 'streams'] } } }), 'plans.pro.services[1]: "streams" is not one of: catalogue, detail, status, webservice, usage, history, stream');
+    rejects(load({ plans: { pro: { max_references: 0 } } }), 'plans.pro.max_references: 0 is not valid: expected integer to be greater or equal to 1, or null');
   });
 
   it('a file source without a path', () => {
@@ -164,7 +185,7 @@ describe('loadConfig errors name the field', () => {
 
   it('an http source without a url, or with a path', () => {
     rejects(load({ sources: [{ name: 'r', type: 'http' }] }), 'sources[0].url');
-    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'http://x.test/', path: 'x.json' }] }), 'sources[0].path');
+    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'https://x.test/', path: 'x.json' }] }), 'sources[0].path');
   });
 
   it('a url that is not http(s)', () => {
@@ -172,10 +193,69 @@ describe('loadConfig errors name the field', () => {
   });
 
   it('a max_backoff_seconds that is not a positive number, below poll_seconds, or on a file source', () => {
-    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'http://x.test/', max_backoff_seconds: 0 }] }), 'sources[0].max_backoff_seconds');
-    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'http://x.test/', max_backoff_seconds: '30' }] }), 'sources[0].max_backoff_seconds');
-    rejects(load({ sources: [fileSource('a'), { name: 'r', type: 'http', url: 'http://x.test/', poll_seconds: 60, max_backoff_seconds: 30 }] }), 'sources[1].max_backoff_seconds', 'at least poll_seconds (60)');
+    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'https://x.test/', max_backoff_seconds: 0 }] }), 'sources[0].max_backoff_seconds');
+    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'https://x.test/', max_backoff_seconds: '30' }] }), 'sources[0].max_backoff_seconds');
+    rejects(load({ sources: [fileSource('a'), { name: 'r', type: 'http', url: 'https://x.test/', poll_seconds: 60, max_backoff_seconds: 30 }] }), 'sources[1].max_backoff_seconds', 'at least poll_seconds (60)');
     rejects(load({ sources: [fileSource('a', { max_backoff_seconds: 30 })] }), 'sources[0].max_backoff_seconds', 'not allowed on a file source');
+  });
+
+  it('plain http:// to a host that is not loopback, unless allow_insecure: refused at load, naming the source', () => {
+    rejects(load({ sources: [fileSource('a'), { name: 'remote', type: 'http', url: 'http://rates.example.test/feed.json' }] }), 'sources[1].url', 'source "remote"', 'plain http:// is allowed only to a loopback host', 'allow_insecure');
+    rejects(load({ sources: [{ name: 'ip', type: 'http', url: 'http://10.0.0.7:8080/feed' }] }), 'sources[0].url', 'loopback');
+    rejects(load({ sources: [{ name: 'bad', type: 'http', url: 'http://[nope/' }] }), 'sources[0].url', 'not a valid URL');
+    const allowed = loadConfig(
+      {},
+      workdir({
+        sources: [
+          { name: 'tls', type: 'http', url: 'https://rates.example.test/feed.json' },
+          { name: 'local', type: 'http', url: 'http://127.0.0.1:9000/feed' },
+          { name: 'local6', type: 'http', url: 'http://[::1]:9000/feed' },
+          { name: 'named', type: 'http', url: 'http://localhost:9000/feed' },
+          { name: 'lan', type: 'http', url: 'http://10.0.0.7/feed', allow_insecure: true },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      allowed.sources.map((s) => [s.name, s.allow_insecure]),
+      [['tls', false], ['local', false], ['local6', false], ['named', false], ['lan', true]],
+    );
+  });
+
+  it('max_bytes, follow_redirects, allow_insecure and clock_skew_seconds: typed, ranged, and the http-only ones refused on a file source', () => {
+    const config = loadConfig({}, workdir({ sources: [fileSource('f', { max_bytes: 4096, clock_skew_seconds: 0 }), { name: 'r', type: 'http', url: 'https://x.test/', max_bytes: 1_000_000, follow_redirects: true, clock_skew_seconds: 90 }] }));
+    assert.deepEqual(
+      config.sources.map((s) => [s.max_bytes, s.follow_redirects, s.allow_insecure, s.clock_skew_seconds]),
+      [
+        [4096, undefined, undefined, 0],
+        [1_000_000, true, false, 90],
+      ],
+    );
+    rejects(load({ sources: [fileSource('a', { max_bytes: 0 })] }), 'sources[0].max_bytes');
+    rejects(load({ sources: [fileSource('a', { max_bytes: 1.5 })] }), 'sources[0].max_bytes');
+    rejects(load({ sources: [fileSource('a', { max_bytes: 2 ** 31 })] }), 'sources[0].max_bytes');
+    rejects(load({ sources: [{ name: 'r', type: 'http', url: 'https://x.test/', follow_redirects: 'yes' }] }), 'sources[0].follow_redirects');
+    rejects(load({ sources: [fileSource('a', { clock_skew_seconds: -1 })] }), 'sources[0].clock_skew_seconds');
+    rejects(load({ sources: [fileSource('a', { follow_redirects: true })] }), 'sources[0].follow_redirects', 'not allowed on a file source');
+    rejects(load({ sources: [fileSource('a', { allow_insecure: false })] }), 'sources[0].allow_insecure', 'not allowed on a file source');
+  });
+
+  it('a manual source: name and type, an optional max age, nothing to read or fetch', () => {
+    const cwd = workdir({ sources: [fileSource('feed'), { name: 'desk', type: 'manual' }, { name: 'desk2', type: 'manual', max_age_seconds: 3600 }] });
+    const [, desk, desk2] = loadConfig({}, cwd).sources;
+    assert.deepEqual([desk!.name, desk!.type, desk!.max_age_seconds], ['desk', 'manual', Infinity]);
+    assert.equal(desk2!.max_age_seconds, 3600);
+    for (const field of ['path', 'url', 'poll_seconds', 'timeout_seconds', 'max_bytes']) {
+      rejects(load({ sources: [{ name: 'desk', type: 'manual', [field]: field === 'path' || field === 'url' ? 'http://x' : 1 }] }), `sources[0].${field}: not allowed on a manual source`);
+    }
+  });
+
+  it('derived: each formula parsed at load, a bad one named; the name "derived" kept for its source', () => {
+    const cwd = workdir({ sources: [fileSource('feed')], derived: { gold_18k: 'gold_ounce * usd_free / 31.1034768 * 0.75' }, source_priority: { gold_18k: ['derived', 'feed'] } });
+    assert.deepEqual(loadConfig({}, cwd).derived?.gold_18k?.names, ['gold_ounce', 'usd_free']);
+    rejects(load({ sources: [fileSource('feed')], derived: { gold_18k: 'gold_ounce ^ 2' } }), 'derived.gold_18k: "gold_ounce ^ 2": only + - * /, parentheses, decimal constants and reference names are allowed; "^" is not');
+    rejects(load({ sources: [fileSource('feed')], derived: { gold_18k: '' } }), 'derived.gold_18k');
+    rejects(load({ sources: [fileSource('feed'), fileSource('derived')], derived: { gold_18k: 'gold_24k * 0.75' } }), 'sources[1].name: "derived" is the source of the derived references');
+    rejects(load({ sources: [fileSource('feed')], source_priority: { gold_18k: ['derived'] } }), 'source_priority.gold_18k[0]: unknown source "derived"');
   });
 
   it('a duplicate source name', () => {
@@ -196,6 +276,21 @@ describe('loadConfig errors name the field', () => {
 
   it('a bad plan field', () => {
     rejects(load({ plans: { basic: { requests_per_minute: 0 } } }), 'plans.basic.requests_per_minute');
+  });
+
+  it('max_stream_seconds: a whole number of seconds from 1 to 30 days', () => {
+    for (const bad of [0, 1.5, 2_592_001, null, '3600']) rejects(load({ plans: { pro: { max_stream_seconds: bad } } }), 'plans.pro.max_stream_seconds');
+    assert.deepEqual(loadConfig({}, workdir({ plans: { pro: { max_stream_seconds: 3600 } } })).plans, { pro: { max_stream_seconds: 3600 } });
+  });
+
+  it('webhooks.allow_private (default false), max_webhooks, and the test-only NERKH_WEBHOOK_TIME_SCALE', () => {
+    assert.deepEqual(loadConfig({}, workdir()).webhooks, { allowPrivate: false, timeScale: 1 });
+    assert.deepEqual(loadConfig({ NERKH_WEBHOOK_TIME_SCALE: '0.01' }, workdir({ webhooks: { allow_private: true } })).webhooks, { allowPrivate: true, timeScale: 0.01 });
+    rejects(load({ webhooks: { allow_private: 'yes' } }), 'webhooks.allow_private');
+    rejects(load({ webhooks: { allow_privat: true } }), 'webhooks', 'allow_privat');
+    for (const bad of ['0', '2', '-1', 'fast']) rejects(load(undefined, { NERKH_WEBHOOK_TIME_SCALE: bad }), 'NERKH_WEBHOOK_TIME_SCALE');
+    for (const bad of [-1, 1.5, '5']) rejects(load({ plans: { pro: { max_webhooks: bad } } }), 'plans.pro.max_webhooks');
+    assert.deepEqual(loadConfig({}, workdir({ plans: { pro: { max_webhooks: 2 } } })).plans, { pro: { max_webhooks: 2 } });
   });
 
   it('a bad screening field, naming it', () => {
@@ -232,5 +327,38 @@ describe('loadConfig errors name the field', () => {
   it('a NERKH_REDIS_PREFIX with characters a key pattern would misread', () => {
     rejects(load(undefined, { NERKH_REDIS_PREFIX: 'nerkh*' }), 'NERKH_REDIS_PREFIX', '"nerkh*"');
     rejects(load(undefined, { NERKH_REDIS_PREFIX: 'a b' }), 'NERKH_REDIS_PREFIX');
+  });
+});
+
+describe('page and metrics settings from the environment', () => {
+  const load = (config: unknown, env: NodeJS.ProcessEnv = {}) => () => loadConfig(env, workdir(config));
+
+  it("frame-ancestors is 'none' unless NERKH_FRAME_ANCESTORS names who may embed the pages", () => {
+    assert.equal(loadConfig({}, workdir()).frameAncestors, "'none'");
+    assert.equal(loadConfig({ NERKH_FRAME_ANCESTORS: ' ' }, workdir()).frameAncestors, "'none'");
+    assert.equal(loadConfig({ NERKH_FRAME_ANCESTORS: "'self'   https://shop.example *.partner.example:8443 https:" }, workdir()).frameAncestors, "'self' https://shop.example *.partner.example:8443 https:");
+  });
+
+  it('a NERKH_FRAME_ANCESTORS that would break out of its directive, or say something else', () => {
+    rejects(load(undefined, { NERKH_FRAME_ANCESTORS: "https://shop.example; script-src 'unsafe-inline'" }), 'NERKH_FRAME_ANCESTORS', 'not a source');
+    rejects(load(undefined, { NERKH_FRAME_ANCESTORS: 'https://a.example,https://b.example' }), 'NERKH_FRAME_ANCESTORS');
+    rejects(load(undefined, { NERKH_FRAME_ANCESTORS: "'none' https://shop.example" }), 'NERKH_FRAME_ANCESTORS', 'alone');
+    rejects(load(undefined, { NERKH_FRAME_ANCESTORS: "'unsafe-inline'" }), 'NERKH_FRAME_ANCESTORS');
+    rejects(load(undefined, { NERKH_FRAME_ANCESTORS: 'self' }), 'NERKH_FRAME_ANCESTORS', "'self'", 'quotes');
+    rejects(load(undefined, { NERKH_FRAME_ANCESTORS: 'https://shop.example"' }), 'NERKH_FRAME_ANCESTORS');
+    rejects(load(undefined, { NERKH_FRAME_ANCESTORS: 'https://shop.example/a;b' }), 'NERKH_FRAME_ANCESTORS');
+  });
+
+  it('/metrics is open unless NERKH_METRICS_TOKEN is set; a weak or malformed token stops the start without being repeated', () => {
+    assert.equal(loadConfig({}, workdir()).metricsToken, null);
+    const token = 'mTk-3f9a.b7_c1~d4+e5/f6==';
+    assert.equal(loadConfig({ NERKH_METRICS_TOKEN: token }, workdir()).metricsToken, token);
+    for (const bad of ['short-secret', 'has a space in it somewhere', 'quote"inside-the-token-here']) {
+      assert.throws(load(undefined, { NERKH_METRICS_TOKEN: bad }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError && error.message.includes('NERKH_METRICS_TOKEN'), String(error));
+        assert.ok(!error.message.includes(bad), `the error repeats the token: ${error.message}`);
+        return true;
+      });
+    }
   });
 });

@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { ZoneTime } from '../../src/domain/time.js';
+import { compileFormat } from '../../src/sources/formats/compile.js';
 import { HttpSourceReader, nextDelayMs } from '../../src/sources/http.js';
 import { SourceMonitor } from '../../src/sources/monitor.js';
 import { SourceFormatError } from '../../src/sources/parse.js';
-import { describeReadError } from '../../src/sources/reader.js';
+import { describeReadError, SourceReadError } from '../../src/sources/reader.js';
 import { eventually } from '../support/env.js';
 
 /** Fixtures are dated relative to now, so they never drift into the future or go stale. */
@@ -51,6 +54,26 @@ describe('HttpSourceReader', () => {
     assert.equal(data.items.get('a')?.updatedAt, HOUR_AGO.getTime());
     assert.equal(data.dropped, 1);
     assert.equal(seen[0]?.accept, 'application/json');
+  });
+
+  it('asks for the format it reads, and reads it: ECB XML and CSV, gzip-compressed or not', async () => {
+    const zone = new ZoneTime('Asia/Tehran');
+    const yesterday = new Date(HOUR_AGO.getTime() - 86_400_000).toISOString().slice(0, 10);
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/xml', 'content-encoding': 'gzip' });
+      res.end(gzipSync(`<?xml version="1.0" encoding="UTF-8"?><gesmes:Envelope xmlns:gesmes="http://www.gesmes.org/xml/2002-08-01" xmlns="http://www.ecb.int/vocabulary/2002-08-01/eurofxref"><Cube><Cube time="${yesterday}"><Cube currency="USD" rate="1.0823"/><Cube currency="JPY" rate="162.45"/></Cube></Cube></gesmes:Envelope>`));
+    };
+    const ecb = await new HttpSourceReader(`${base}/eurofxref-daily.xml`, 2000, { format: compileFormat({ format: 'ecb', items: { eurusd: 'USD', usdjpy: 'JPY/USD' } }, zone) }).readIfChanged();
+    assert.deepEqual([...ecb!.items].map(([key, value]) => [key, value.raw]), [['eurusd', '1.0823'], ['usdjpy', '150.097016']]);
+    assert.equal(seen[0]?.accept, 'application/xml, text/xml;q=0.9');
+
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/csv', 'last-modified': HOUR_AGO.toUTCString() });
+      res.end('usd,"1,125,050"\n');
+    };
+    const csv = await new HttpSourceReader(`${base}/prices.csv`, 2000, { format: compileFormat({ format: 'csv' }, zone) }).readIfChanged();
+    assert.deepEqual(csv!.items.get('usd'), { raw: '1125050', value: 1125050, updatedAt: HOUR_AGO.getTime() });
+    assert.equal(seen[1]?.accept, 'text/csv, text/plain;q=0.9');
   });
 
   it('sends If-None-Match with the previous ETag and returns null on 304', async () => {
@@ -102,7 +125,7 @@ describe('HttpSourceReader', () => {
     };
     const reader = new HttpSourceReader(`${base}/feed`, 2000);
     await assert.rejects(reader.readIfChanged(), (error: unknown) => {
-      assert.ok(error instanceof SourceFormatError);
+      assert.ok(error instanceof SourceReadError);
       assert.equal(error.message, 'HTTP 500');
       assert.equal(describeReadError(error), 'HTTP 500');
       return true;
@@ -123,18 +146,18 @@ describe('HttpSourceReader', () => {
     };
     const started = Date.now();
     await assert.rejects(new HttpSourceReader(`${base}/hang`, 150).readIfChanged(), (error: unknown) => {
-      assert.equal(describeReadError(error), 'request timed out');
+      assert.equal(describeReadError(error), 'request timed out after 0.15 s');
       return true;
     });
     assert.ok(Date.now() - started < 2000);
   });
 
-  it('refuses a response announced as larger than 16 MiB', async () => {
+  it('refuses a response announced as larger than 16 MiB before reading it', async () => {
     handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(17 * 1024 * 1024) });
       res.write('{');
     };
-    await assert.rejects(new HttpSourceReader(`${base}/big`, 2000).readIfChanged(), /too large/);
+    await assert.rejects(new HttpSourceReader(`${base}/big`, 2000).readIfChanged(), /^Error: response larger than 16 MiB \(max_bytes\)$/);
   });
 
   it('throws a path-free error when nothing listens', async () => {

@@ -41,6 +41,24 @@ describe('time input (from, to, at, CSV dates)', () => {
     assert.deepEqual(parseTimeInput('from', '2026-11-01T06:30:00Z'), { instant: Date.parse('2026-11-01T06:30:00Z') });
   });
 
+  it('takes `/` or `-` between a date’s parts (Nerkh writes Jalali dates with slashes), one or two digits', () => {
+    for (const text of ['1405/08/10', '1405-08-10', '1405/8/10', '2026/11/01', '2026-11-1']) assert.deepEqual(readTimeInput(text), { day: [2026, 11, 1] }, text);
+    for (const text of ['1405/08-10', '1405.08.10', '1405/008/10', '14050810']) assert.ok('error' in readTimeInput(text), text);
+  });
+
+  it('reads an offset whose `+` arrived as a space (an unencoded + in a query string) as +, and a `-` as it is', () => {
+    const instant = Date.parse('2026-11-10T11:00:00Z');
+    assert.deepEqual(readTimeInput('2026-11-10T14:30:00 03:30'), { instant });
+    assert.deepEqual(readTimeInput('2026-11-10T14:30 0330'), { instant });
+    assert.deepEqual(readTimeInput('2026-11-10T14:30:00.250 03:30'), { instant: instant + 250 });
+    assert.deepEqual(readTimeInput('2026-11-10T07:00:00-04:00'), { instant });
+    // Any other space is not a lost sign: refused, and the message says how to send a +.
+    assert.throws(
+      () => parseTimeInput('at', '2026-11-10 14:30:00 03:30'),
+      (error: Error & { code?: string }) => error.code === 'INVALID_PARAMETER' && /%2B/.test(error.message),
+    );
+  });
+
   it('names the parameter and says what is wrong', () => {
     for (const [text, why] of [
       ['2026-02-30', /not a calendar date/],

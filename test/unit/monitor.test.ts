@@ -44,11 +44,11 @@ describe('FileSourceReader', () => {
     const reader = new FileSourceReader(path, 1);
     assert.ok(await reader.readIfChanged());
     assert.equal(await reader.readIfChanged(), null);
-    const later = new Date(Math.floor(Date.now() / 1000) * 1000 + 60_000);
-    utimesSync(path, later, later);
+    const earlier = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+    utimesSync(path, earlier, earlier);
     const again = await reader.readIfChanged();
     assert.ok(again, 'a new mtime must trigger a read');
-    assert.equal(again.items.get('x')?.updatedAt, later.getTime());
+    assert.equal(again.items.get('x')?.updatedAt, earlier.getTime());
   });
 
   it('re-reads when the size changes in place', async () => {
@@ -215,6 +215,8 @@ describe('SourceMonitor with file sources', () => {
 
   it('turns degraded as the clock passes max_age_seconds, and active again on fresh data', async () => {
     const [a] = fileSources(folder(), ['a'], 60);
+    // The second document is stamped a minute ahead, for the health asked of a minute later.
+    a!.clock_skew_seconds = 120;
     const written = Date.now() - 1000;
     writeSource(a!.path!, { x: 1 }, new Date(written));
     const monitor = await startMonitor([a!]);
@@ -256,8 +258,15 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
     for (const engine of running.splice(0)) engine.stop();
   });
 
-  async function startEngine(names: string[], write: (paths: Record<string, string>) => void, priority: Record<string, string[]> = {}, maxAgeSeconds = 300): Promise<{ engine: RatesEngine; paths: Record<string, string> }> {
+  async function startEngine(
+    names: string[],
+    write: (paths: Record<string, string>) => void,
+    priority: Record<string, string[]> = {},
+    maxAgeSeconds = 300,
+    tweak: (configs: SourceConfig[]) => void = () => {},
+  ): Promise<{ engine: RatesEngine; paths: Record<string, string> }> {
     const configs = fileSources(folder(), names, maxAgeSeconds);
+    tweak(configs);
     const paths = Object.fromEntries(configs.map((c) => [c.name, c.path!]));
     write(paths);
     const engine = new RatesEngine(catalogue, new SourceMonitor(configs), time, priority);
@@ -274,10 +283,11 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
       ['a', 'b'],
       (p) => {
         writeSource(p.a!, { [USD]: { value: 1001, updated_at: almostOld } });
-        writeSource(p.b!, { [USD]: 2002 }, new Date(Date.now() + 60_000));
+        writeSource(p.b!, { [USD]: 2002 });
       },
       {},
       2,
+      (configs) => (configs[1]!.max_age_seconds = 300),
     );
     assert.equal(rate(engine, 'usd_free').source, 'a');
     // a's value passes its 2 s max age about 1.5 s from now; only the engine's tick can notice.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NoUsableValuesError, parseSourceDocument, parseTimestamp, SourceFormatError } from '../../src/sources/parse.js';
+import { NoUsableValuesError, parseSourceDocument, parseTimestamp, SourceDocumentParser, SourceFormatError } from '../../src/sources/parse.js';
+import { UNKNOWN_KEY_CHARS, UNKNOWN_KEY_SAMPLE } from '../../src/sources/unknown-keys.js';
 
 const FALLBACK = Date.parse('2026-01-01T00:00:00Z');
 const DOC_TIME = '2026-11-21T14:03:07+03:30';
@@ -100,7 +101,7 @@ describe('parseSourceDocument', () => {
   it('refuses a document whose every item is dropped, counting them', () => {
     assert.throws(
       () => parse('{"updated_at":"2026-11-21T14:03:07+03:30","items":{"a":0,"b":-1,"c":1e999,"d":"7","e":{"value":5,"updated_at":"2099-01-01T00:00:00Z"}}}'),
-      (error: unknown) => error instanceof NoUsableValuesError && error instanceof SourceFormatError && error.dropped === 5 && error.message === 'no usable values (5 dropped)',
+      (error: unknown) => error instanceof NoUsableValuesError && error instanceof SourceFormatError && error.dropped === 5 && error.ahead === 1 && error.message === 'no usable values (5 dropped, 1 of them stamped ahead of the clock)',
     );
   });
 
@@ -159,16 +160,151 @@ describe('parseSourceDocument', () => {
 
 describe('timestamps ahead of the clock', () => {
   const now = Date.parse('2026-11-21T10:00:00Z');
-  it('drops an item stamped more than 5 minutes ahead, keeps one within the skew', () => {
-    const data = parseSourceDocument(
-      JSON.stringify({ items: { soon: { value: 1, updated_at: '2026-11-21T10:04:00Z' }, far: { value: 2, updated_at: '2099-01-01T00:00:00Z' } } }),
-      now,
-      now,
-    );
-    assert.deepEqual([...data.items.keys()], ['soon']);
-    assert.equal(data.dropped, 1);
+  const doc = (value: unknown) => JSON.stringify(value);
+
+  it('clamps a stamp within the 30 s skew to the receive time: nothing is served as updated in the future', () => {
+    const data = parseSourceDocument(doc({ items: { soon: { value: 1, updated_at: '2026-11-21T10:00:25Z' }, past: { value: 2, updated_at: '2026-11-21T09:59:00Z' } } }), now, now);
+    assert.equal(data.items.get('soon')?.updatedAt, now);
+    assert.equal(data.items.get('past')?.updatedAt, Date.parse('2026-11-21T09:59:00Z'));
+    assert.equal(data.dataTime, now);
+    assert.deepEqual([data.dropped, data.ahead], [0, 0]);
   });
-  it('rejects a document whose own updated_at is in the future', () => {
-    assert.throws(() => parseSourceDocument(JSON.stringify({ updated_at: '2026-11-21T10:30:00Z', items: { a: 1 } }), now, now), /in the future/);
+
+  it('drops and counts an item stamped beyond the skew, keeping the rest', () => {
+    const data = parseSourceDocument(doc({ items: { soon: { value: 1, updated_at: '2026-11-21T10:00:20Z' }, minutes: { value: 2, updated_at: '2026-11-21T10:04:00Z' }, far: { value: 3, updated_at: '2099-01-01T00:00:00Z' } } }), now, now);
+    assert.deepEqual([...data.items.keys()], ['soon']);
+    assert.deepEqual([data.dropped, data.ahead], [2, 2]);
+  });
+
+  it('clamps a document updated_at within the skew, and refuses one beyond it, saying by how much', () => {
+    const near = parseSourceDocument(doc({ updated_at: '2026-11-21T10:00:10Z', items: { a: 1 } }), now, now);
+    assert.equal(near.dataTime, now);
+    assert.equal(near.items.get('a')?.updatedAt, now);
+    assert.throws(() => parseSourceDocument(doc({ updated_at: '2026-11-21T10:04:00Z', items: { a: 1 } }), now, now), (error: unknown) => error instanceof SourceFormatError && error.message === 'updated_at is 4 min ahead of the clock (more than 30 s allowed)');
+    assert.throws(() => parseSourceDocument(doc({ updated_at: '2026-11-21T10:00:45Z', items: { a: 1 } }), now, now), /updated_at is 45 s ahead of the clock \(more than 30 s allowed\)$/);
+  });
+
+  it('applies the rule to the fallback time too (a file modified in the future)', () => {
+    assert.throws(() => parseSourceDocument(doc({ items: { a: 1 } }), now + 3_600_000, now), (error: unknown) => error instanceof NoUsableValuesError && error.ahead === 1);
+    assert.equal(parseSourceDocument(doc({ items: { a: 1 } }), now + 5_000, now).items.get('a')?.updatedAt, now);
+  });
+
+  it('takes the skew as an option', () => {
+    const stamped = doc({ items: { a: { value: 1, updated_at: '2026-11-21T10:02:00Z' } } });
+    assert.throws(() => parseSourceDocument(stamped, now, now), NoUsableValuesError);
+    assert.equal(parseSourceDocument(stamped, now, now, 180_000).items.get('a')?.updatedAt, now);
+    assert.throws(() => parseSourceDocument(doc({ items: { a: { value: 1, updated_at: '2026-11-21T10:00:01Z' } } }), now, now, 0), NoUsableValuesError);
+  });
+});
+
+describe('SourceDocumentParser (streamed)', () => {
+  const text =
+    '{"note":{"nested":[1,{"items":{"x":9}}],"s":"}{"},"items":{"a":300.50,"b":{"meta":{"value":7},"value":12345678901234567890,"updated_at":"2026-11-21T10:00:00Z"},' +
+    '"c":"5","d":{"value":[1]},"e":-2,"f":{"value":1.5e3,"extra":[{"value":1}]},"g":7},"updated_at":"2026-11-21T14:03:07+03:30","tail":[{}]}';
+
+  it('reads the same document whatever the chunks it arrives in, down to one character at a time', () => {
+    const whole = parseSourceDocument(text, FALLBACK, NOW);
+    assert.deepEqual([...whole.items.keys()], ['a', 'b', 'f', 'g']);
+    assert.equal(whole.items.get('b')?.raw, '12345678901234567890');
+    assert.equal(whole.items.get('f')?.raw, '1.5e3');
+    assert.equal(whole.items.get('a')?.updatedAt, DOC_MS, 'updated_at after items still dates the bare numbers');
+    assert.equal(whole.items.get('b')?.updatedAt, Date.parse('2026-11-21T10:00:00Z'));
+    assert.deepEqual([whole.dropped, whole.dataTime], [3, DOC_MS]);
+    for (const size of [1, 2, 3, 7, 16, 64]) {
+      const parser = new SourceDocumentParser();
+      for (let i = 0; i < text.length; i += size) parser.write(text.slice(i, i + size));
+      assert.deepEqual(parser.finish({ fallbackTime: FALLBACK, now: NOW }), whole, `chunks of ${size}`);
+    }
+  });
+
+  it('refuses a document that ends early, or has anything after it', () => {
+    for (const cut of [1, 10, text.length - 1]) {
+      const parser = new SourceDocumentParser();
+      parser.write(text.slice(0, cut));
+      assert.throws(() => parser.finish({ fallbackTime: FALLBACK, now: NOW }), (error: unknown) => error instanceof SourceFormatError && /^invalid JSON/.test(error.message), `cut at ${cut}`);
+    }
+    assert.throws(() => parse(`${text} {}`), /invalid JSON/);
+  });
+
+  it('stops at the first token of a document that is not an object', () => {
+    const parser = new SourceDocumentParser();
+    assert.throws(() => parser.write('[1,2,'), /not a JSON object/);
+  });
+
+  it('takes the last of repeated keys, as JSON.parse does', () => {
+    const data = parse('{"items":{"a":1,"a":2,"b":{"value":3,"value":"x"},"c":-1,"c":4},"updated_at":"2026-01-01T00:00:00Z","updated_at":"2026-11-21T10:33:07Z"}');
+    assert.deepEqual([...data.items.entries()].map(([key, value]) => [key, value.raw]), [['a', '2'], ['c', '4']]);
+    assert.equal(data.dropped, 1);
+    assert.equal(data.dataTime, DOC_MS);
+  });
+
+  it('accepts a leading byte-order mark and escaped keys', () => {
+    const data = parse('\ufeff{"items":{"k\\u00e9y":5}}');
+    assert.equal(data.items.get('kéy')?.raw, '5');
+  });
+});
+
+describe('SourceDocumentParser with the keys wanted', () => {
+  const read = (text: string, wanted: ReadonlySet<string> | null, fallbackTime = FALLBACK) => {
+    const parser = new SourceDocumentParser(wanted);
+    parser.write(text);
+    return parser.finish({ fallbackTime, now: NOW });
+  };
+
+  it('stores only the wanted items, and counts and dates the rest as if it had kept them', () => {
+    const text = JSON.stringify({
+      items: {
+        a: 5,
+        other: { value: 1, updated_at: '2026-11-21T11:00:00Z' },
+        bad: -1,
+        ahead: { value: 2, updated_at: '2099-01-01T00:00:00Z' },
+        plain: 3,
+      },
+    });
+    const all = read(text, null);
+    const some = read(text, new Set(['a', 'missing']));
+    assert.deepEqual([...some.items.keys()], ['a']);
+    assert.deepEqual(some.items.get('a'), all.items.get('a'));
+    assert.deepEqual([some.dataTime, some.dropped, some.ahead], [all.dataTime, all.dropped, all.ahead]);
+    assert.deepEqual([some.dataTime, some.dropped, some.ahead], [Date.parse('2026-11-21T11:00:00Z'), 2, 1]);
+  });
+
+  it('is usable with none of its items wanted (it still holds usable values), and refused when none is usable', () => {
+    const none = read('{"updated_at":"2026-11-21T10:00:00Z","items":{"x":1}}', new Set(['a']));
+    assert.deepEqual([none.items.size, none.dataTime, none.dropped], [0, Date.parse('2026-11-21T10:00:00Z'), 0]);
+    assert.throws(() => read('{"items":{"x":0,"y":{"value":1,"updated_at":"2099-01-01T00:00:00Z"}}}', new Set(['a'])), (error: unknown) => error instanceof NoUsableValuesError && error.dropped === 2 && error.ahead === 1);
+    assert.throws(() => read('{"items":{"x":1}}', new Set(['a']), NOW + 3_600_000), (error: unknown) => error instanceof NoUsableValuesError && error.ahead === 1);
+  });
+
+  it('keeps a document of hundreds of thousands of tiny items to the few wanted (memory does not grow with the item count)', () => {
+    const parts: string[] = ['"a":7'];
+    let size = 0;
+    for (let i = 0; size < 4 * 1024 * 1024; i++) {
+      const part = `"${i.toString(36)}x":1`;
+      parts.push(part);
+      size += part.length + 1;
+    }
+    const text = `{"items":{${parts.join(',')}}}`;
+    const data = read(text, new Set(['a']));
+    assert.deepEqual([...data.items.keys()], ['a']);
+    assert.equal(data.items.get('a')?.raw, '7');
+    // The keys not kept are counted, and only the first 20 named.
+    assert.equal(data.unknownKeys.count, parts.length - 1);
+    assert.deepEqual(data.unknownKeys.sample, Array.from({ length: UNKNOWN_KEY_SAMPLE }, (_, i) => `${i.toString(36)}x`));
+  });
+
+  it('names the item keys that match no wanted key, usable or not, in document order', () => {
+    const data = read('{"items":{"usd_free":5,"usd_fre":6,"eur":{"value":0},"usd_fre":7,"gold":[1]}}', new Set(['usd_free']));
+    assert.deepEqual(data.unknownKeys, { count: 4, sample: ['usd_fre', 'eur', 'gold'] }, 'a repeated key is counted each time, named once');
+    assert.deepEqual(read('{"items":{"a":5}}', new Set(['a'])).unknownKeys, { count: 0, sample: [] });
+    assert.deepEqual(read('{"items":{"a":5,"b":6}}', null).unknownKeys, { count: 0, sample: [] }, 'without the wanted keys, nothing is unknown');
+  });
+
+  it('cuts a long unknown key to 64 characters, never through a surrogate pair', () => {
+    const long = 'k'.repeat(500);
+    const emoji = `${'e'.repeat(62)}😀tail`;
+    const data = read(JSON.stringify({ items: { a: 1, [long]: 2, [emoji]: 3 } }), new Set(['a']));
+    assert.deepEqual(data.unknownKeys.sample, [`${'k'.repeat(63)}…`, `${'e'.repeat(62)}…`]);
+    assert.ok(data.unknownKeys.sample.every((key) => key.length <= UNKNOWN_KEY_CHARS));
   });
 });

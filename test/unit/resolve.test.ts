@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NO_DAY_FIELDS, serialiseLegacyEntry, serialiseRate, type Rate, type ResolvedRate, type SourceValue } from '../../src/domain/rate.js';
+import { NO_DAY_FIELDS, serialiseWebserviceEntry, serialiseRate, type Rate, type ResolvedRate, type SourceValue } from '../../src/domain/rate.js';
 import type { Reference } from '../../src/domain/reference.js';
-import { countBands, inBand, isFresh, resolveReference, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
+import { countBands, inBand, isFresh, resolveReference, staleFrom, type KnownValue, type SourceView } from '../../src/domain/resolve.js';
 import { DEFAULT_SCREENING } from '../../src/domain/screening.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { MINUTE, NOW, testReference } from './fixtures.js';
@@ -32,6 +32,28 @@ describe('isFresh', () => {
     assert.equal(isFresh(value('1', 5 * MINUTE), 5 * MINUTE, NOW), true);
     assert.equal(isFresh(value('1', 5 * MINUTE + 1), 5 * MINUTE, NOW), false);
     assert.equal(isFresh(value('1', 0), 5 * MINUTE, NOW), true);
+  });
+
+  it("ends at a value's own expiry (a manual price), whatever the max age", () => {
+    const expiring = (expiresAt: number) => ({ ...value('1', MINUTE), expiresAt });
+    assert.equal(isFresh(expiring(NOW + 1), Infinity, NOW), true);
+    assert.equal(isFresh(expiring(NOW), Infinity, NOW), false);
+    assert.equal(isFresh(expiring(NOW - 1), 5 * MINUTE, NOW), false);
+    // The max age still applies to a value that has not expired.
+    assert.equal(isFresh(expiring(NOW + MINUTE), 30_000, NOW), false);
+    assert.equal(staleFrom(expiring(NOW + MINUTE), 30_000), NOW - MINUTE + 30_001);
+    assert.equal(staleFrom(expiring(NOW + MINUTE), Infinity), NOW + MINUTE);
+    assert.equal(staleFrom(value('1', 0), 5 * MINUTE), NOW + 5 * MINUTE + 1);
+  });
+
+  it('lets an expired value serve only as stale, and a fresher source win over it', () => {
+    const desk = source('desk', { ir_fx_free_usd: { ...value('1000', MINUTE), expiresAt: NOW - 1 } }, { maxAgeMinutes: Infinity });
+    const stale = resolveRate(reference, [desk], NOW, undefined);
+    assert.deepEqual([stale.status, stale.source, stale.value], ['stale', 'desk', '1000']);
+    const feed = source('feed', { ir_fx_free_usd: value('1001', 0) });
+    assert.deepEqual([resolveRate(reference, [desk, feed], NOW, undefined).source], ['feed']);
+    const unexpired = source('desk', { ir_fx_free_usd: { ...value('1000', MINUTE), expiresAt: NOW + 1 } }, { maxAgeMinutes: Infinity });
+    assert.equal(resolveRate(reference, [unexpired, feed], NOW, undefined).source, 'desk');
   });
 });
 
@@ -268,7 +290,7 @@ describe('serialiseRate', () => {
   });
 });
 
-describe('serialiseLegacyEntry', () => {
+describe('serialiseWebserviceEntry', () => {
   const time = new ZoneTime('Asia/Tehran');
 
   it('writes title, raw value, unit, currency, per, zoned time and Jalali date', () => {
@@ -288,21 +310,21 @@ describe('serialiseLegacyEntry', () => {
       change_percent: '0.17',
     };
     assert.equal(
-      serialiseLegacyEntry(rate, time),
+      serialiseWebserviceEntry(rate, time),
       '{"title":"دلار","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30","change":0.50,"change_percent":0.17,"status":"ok","stale_seconds":null}',
     );
   });
 
   it('says how stale a stale value is', () => {
     const rate: Rate = { key: 'k', title: 't', unit: 'u', currency: 'USD', per: 'ounce', source_key: 's', value: '7', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 95, ...NO_DAY_FIELDS };
-    const parsed = JSON.parse(serialiseLegacyEntry(rate, time)) as Record<string, unknown>;
+    const parsed = JSON.parse(serialiseWebserviceEntry(rate, time)) as Record<string, unknown>;
     assert.equal(parsed.status, 'stale');
     assert.equal(parsed.stale_seconds, 95);
   });
 
   it('writes nulls when unavailable', () => {
     const rate: Rate = { key: 'k', title: 't', unit: 'u', currency: 'USD', per: 'ounce', source_key: 's', value: null, updated_at: null, status: 'unavailable', source: null, ...NO_DAY_FIELDS };
-    assert.deepEqual(JSON.parse(serialiseLegacyEntry(rate, time)), {
+    assert.deepEqual(JSON.parse(serialiseWebserviceEntry(rate, time)), {
       title: 't',
       value: null,
       unit: 'u',

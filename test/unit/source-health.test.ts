@@ -12,8 +12,11 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { Logger } from '../../src/log.js';
 import { assessHealth, type HealthFacts } from '../../src/sources/health.js';
-import { SourceMonitor, type SourceConfig } from '../../src/sources/monitor.js';
+import type { ScreenedOut } from '../../src/domain/resolve.js';
+import { SourceMonitor, type ScreeningVerdicts, type SourceConfig, type SourceHealth } from '../../src/sources/monitor.js';
+import { countScreening } from '../../src/sources/screening-count.js';
 import { eventually, fileSources, tempDir, writeRaw, writeSource } from '../support/env.js';
+import { testReference } from './fixtures.js';
 
 const root = tempDir('nerkh-source-health-');
 let folderCount = 0;
@@ -78,7 +81,7 @@ describe('a file source that parses but yields no usable value', () => {
     const monitor = await startMonitor([source]);
     writeRaw(source.path!, `{"updated_at":"${new Date().toISOString()}","items":{"x":0,"y":-3,"z":1e999,"w":"12","v":{"value":5,"updated_at":"2099-01-01T00:00:00Z"}}}`);
     await eventually(() => health(monitor).state === 'degraded');
-    assert.equal(health(monitor).error, 'no usable values (5 dropped)');
+    assert.equal(health(monitor).error, 'no usable values (5 dropped, 1 of them stamped ahead of the clock)');
     assert.equal(health(monitor).dropped, 5);
     assert.equal(items(monitor).get('x')?.raw, '101');
   });
@@ -121,6 +124,79 @@ describe('a partial document (some items dropped)', () => {
     writeSource(source.path!, { x: 101, y: 0 });
     await eventually(() => health(monitor).dropped === 1);
     assert.equal(health(monitor).error, '1 value dropped');
+  });
+});
+
+describe('the monitor, the one owner of a source’s health', () => {
+  const references = [testReference({ key: 'x_free', source_key: 'x', min: 100, max: 1000 }), testReference({ key: 'y_free', source_key: 'y', min: 100, max: 1000 })];
+  const outlier = (...sources: string[]): ReadonlyMap<string, ScreenedOut> => new Map(sources.map((name) => [name, 'outlier' as const]));
+  const held = (source: string): ReadonlyMap<string, ScreenedOut> => new Map([[source, 'held' as const]]);
+  const verdicts = (entries: [string, ReadonlyMap<string, ScreenedOut>][]): ScreeningVerdicts => new Map(entries);
+
+  it('counts the kept values against the bands of the references it is given, as each document is read', async () => {
+    const source = oneFileSource();
+    writeSource(source.path!, { x: 500, y: 5 });
+    const monitor = new SourceMonitor([source], undefined, { references });
+    running.push(monitor);
+    await monitor.start();
+    assert.deepEqual([health(monitor).out_of_range, health(monitor).error], [1, '1 value out of range']);
+    writeSource(source.path!, { x: 5, y: 6 });
+    await eventually(() => health(monitor).state === 'degraded');
+    assert.equal(health(monitor).error, 'no usable values (2 out of range)');
+  });
+
+  it('counts what screening rejected in each snapshot it hears, each new outlier once in the total', async () => {
+    const [a, b] = fileSources(join(root.path, `t${folderCount++}`), ['a', 'b']);
+    writeSource(a!.path!, { x: 500 });
+    writeSource(b!.path!, { x: 500 });
+    const monitor = new SourceMonitor([a!, b!], undefined, { references });
+    running.push(monitor);
+    const told: SourceHealth[][] = [];
+    monitor.onHealth((health, changed) => {
+      if (changed) told.push([...health]);
+    });
+    await monitor.start();
+    const of = (name: string) => monitor.health(Date.now()).find((h) => h.name === name)!;
+
+    monitor.hearScreening(verdicts([['x_free', outlier('a')], ['y_free', held('b')]]));
+    assert.deepEqual([of('a').outliers, of('a').outliers_total, of('a').error], [1, 1, '1 value rejected as outlier']);
+    assert.deepEqual([of('b').held, of('b').error], [1, '1 jump held for confirmation']);
+    assert.equal(told.at(-1)!.find((h) => h.name === 'a')!.outliers, 1, 'the listeners were told');
+    const toldBefore = told.length;
+    // The same verdicts again: still one outlier now, none new; nothing new to tell.
+    monitor.hearScreening(verdicts([['x_free', outlier('a')]]));
+    assert.deepEqual([of('a').outliers, of('a').outliers_total, of('b').held], [1, 1, 0]);
+    monitor.hearScreening(new Map());
+    monitor.hearScreening(verdicts([['x_free', outlier('a')]]));
+    assert.deepEqual([of('a').outliers, of('a').outliers_total], [1, 2], 'rejected anew after a snapshot without it');
+    assert.ok(told.length > toldBefore);
+    const quiet = told.length;
+    monitor.hearScreening(verdicts([['x_free', outlier('a')]]));
+    assert.equal(told.length, quiet, 'unchanged health is not told as a change');
+  });
+
+  it('tells every read, as a change when it moved the health', async () => {
+    const source = oneFileSource();
+    writeSource(source.path!, { x: 500 });
+    const monitor = new SourceMonitor([source], undefined, { references });
+    running.push(monitor);
+    const told: { health: SourceHealth; changed: boolean }[] = [];
+    monitor.onHealth((health, changed) => told.push({ health: health[0]!, changed }));
+    await monitor.start();
+    assert.deepEqual([told.at(-1)!.health.state, told.at(-1)!.changed], ['active', true]);
+    const checked = told.at(-1)!.health.last_check!;
+    // The file is polled every second: later reads are told with their last check, as no change.
+    await eventually(() => told.at(-1)!.health.last_check! > checked, 4000);
+    assert.equal(told.at(-1)!.changed, false);
+    writeRaw(source.path!, '{"updated_at": "broken');
+    await eventually(() => told.at(-1)!.health.state === 'degraded');
+    assert.equal(told.find((t) => t.health.state === 'degraded')!.changed, true);
+  });
+
+  it('counts screening per source: outliers, holds, and outliers new since the snapshot before', () => {
+    const before = verdicts([['x_free', outlier('a')]]);
+    const now = verdicts([['x_free', outlier('a', 'b')], ['y_free', held('a')]]);
+    assert.deepEqual(Object.fromEntries(countScreening(now, before)), { a: { outliers: 1, held: 1, newOutliers: 0 }, b: { outliers: 1, held: 0, newOutliers: 1 } });
   });
 });
 
@@ -259,5 +335,71 @@ describe('an HTTP source serving a document with no usable value', () => {
     serve({ x: 105 }, '"good-2"');
     await eventually(() => health(monitor).state === 'active');
     assert.equal(items(monitor).get('x')?.raw, '105');
+  });
+});
+
+describe('a source whose clock runs ahead', () => {
+  it('serves a value stamped a few seconds ahead as updated now; drops one stamped minutes ahead, naming it on the status line and in the log; refuses a document dated minutes ahead', async () => {
+    const { logger, lines } = recordingLogger();
+    const source = oneFileSource('fast');
+    const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
+    writeSource(source.path!, { near: { value: 1, updated_at: ahead(10_000) }, far: { value: 2, updated_at: ahead(4 * 60_000) }, ok: 3 }, new Date(Date.now() - 1000));
+    const before = Date.now();
+    const monitor = await startMonitor([source], logger);
+    const near = items(monitor).get('near');
+    assert.ok(near && near.updatedAt >= before && near.updatedAt <= Date.now(), 'clamped to the receive time');
+    assert.equal(items(monitor).has('far'), false);
+    assert.deepEqual([health(monitor).state, health(monitor).error], ['active', '1 value dropped (1 stamped ahead of the clock)']);
+    assert.ok(lines.some((l) => l.level === 40 && l.msg === 'source fast: 1 value stamped more than 30 s ahead of the clock dropped'), JSON.stringify(lines));
+
+    writeSource(source.path!, { ok: 4 }, ahead(5 * 60_000));
+    await eventually(() => health(monitor).state === 'degraded');
+    assert.equal(health(monitor).error, 'updated_at is 5 min ahead of the clock (more than 30 s allowed)');
+    assert.equal(items(monitor).get('ok')?.raw, '3', 'the last good data is kept');
+  });
+});
+
+describe('item keys that match no reference', () => {
+  it('are counted and named in health, warned about once per distinct set, and the clearing is told', async () => {
+    const { logger, lines } = recordingLogger();
+    const source = oneFileSource('desk');
+    writeSource(source.path!, { usd_free: 1, usd_fre: 2, eur_fre: 3 });
+    const monitor = new SourceMonitor([source], undefined, { logger, wantedKeys: new Set(['usd_free', 'eur_free']) });
+    running.push(monitor);
+    await monitor.start();
+    assert.deepEqual([health(monitor).state, health(monitor).error, health(monitor).unknown_keys], ['active', null, { count: 2, sample: ['usd_fre', 'eur_fre'] }]);
+    const warnings = () => lines.filter((l) => l.level === 40 && /match(es)? no reference/.test(l.msg));
+    assert.deepEqual(
+      warnings().map((l) => l.msg),
+      ['source desk: 2 item keys match no reference: usd_fre, eur_fre'],
+    );
+
+    // The same keys with new values: no new warning.
+    writeSource(source.path!, { usd_free: 4, usd_fre: 5, eur_fre: 6 });
+    await eventually(() => items(monitor).get('usd_free')?.raw === '4');
+    assert.equal(warnings().length, 1);
+
+    // Another set: warned again.
+    writeSource(source.path!, { usd_free: 7, eur_fre: 8 });
+    await eventually(() => health(monitor).unknown_keys.count === 1);
+    assert.deepEqual(warnings().map((l) => l.msg).slice(1), ['source desk: 1 item key matches no reference: eur_fre']);
+
+    // Fixed: the health says none, and the log says so once.
+    writeSource(source.path!, { usd_free: 9, eur_free: 10 });
+    await eventually(() => health(monitor).unknown_keys.count === 0);
+    assert.deepEqual(health(monitor).unknown_keys, { count: 0, sample: [] });
+    assert.equal(lines.filter((l) => l.level === 30 && l.msg === 'source desk: every item key matches a reference now').length, 1);
+    assert.equal(warnings().length, 2);
+  });
+
+  it("a failed read keeps the kept document's unknown keys (they describe the data in use)", async () => {
+    const source = oneFileSource('desk');
+    writeSource(source.path!, { usd_free: 1, usd_fre: 2 });
+    const monitor = new SourceMonitor([source], undefined, { wantedKeys: new Set(['usd_free']) });
+    running.push(monitor);
+    await monitor.start();
+    writeRaw(source.path!, '{"items":');
+    await eventually(() => health(monitor).state === 'degraded');
+    assert.deepEqual(health(monitor).unknown_keys, { count: 1, sample: ['usd_fre'] });
   });
 });

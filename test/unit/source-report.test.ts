@@ -80,6 +80,20 @@ describe('describeSources', () => {
     ]);
   });
 
+  it('names why a source that had the item dropped it, and writes the reason', () => {
+    const dropped: SourceView = { ...view('feed', null), dropped: new Map([['emami', 'not_a_number']]) };
+    const { snapshot, rate } = snapshotOf([dropped, view('good', '850000005')]);
+    const reports = describeSources(coin, rate, snapshot);
+    assert.deepEqual(
+      reports.map((r) => [r.name, r.value, r.rejected, r.droppedReason]),
+      [
+        ['feed', null, 'dropped', 'not_a_number'],
+        ['good', '850000005', null, null],
+      ],
+    );
+    assert.match(withSources('{"key":"coin_emami"}', rate, reports, new ZoneTime('Asia/Tehran')), /\{"name":"feed","value":null,"updated_at":null,"state":"active","used":false,"rejected":"dropped","dropped_reason":"not_a_number"\}/);
+  });
+
   it('describes nothing for a snapshot built elsewhere', () => {
     const { snapshot, rate } = snapshotOf([view('a', '850000001')]);
     assert.deepEqual(describeSources(coin, rate, { ...snapshot, sources: undefined }), []);
@@ -91,8 +105,27 @@ describe('describeSources', () => {
     const time = new ZoneTime('Asia/Tehran');
     assert.equal(
       withSources('{"key":"coin_emami"}', { ...rate, currency: 'IRT' }, reports, time),
-      '{"key":"coin_emami","sources":[{"name":"a","value":85000000.1,"updated_at":"2026-11-21T14:03:07+03:30","state":"active","used":true,"rejected":null},' +
-        '{"name":"b","value":null,"updated_at":null,"state":"active","used":false,"rejected":null}]}',
+      '{"key":"coin_emami","sources":[{"name":"a","value":85000000.1,"updated_at":"2026-11-21T14:03:07+03:30","state":"active","used":true,"rejected":null,"dropped_reason":null},' +
+        '{"name":"b","value":null,"updated_at":null,"state":"active","used":false,"rejected":null,"dropped_reason":null}]}',
     );
+  });
+
+  it("lists a derived value's inputs, a rial input in toman only when toman was asked for", () => {
+    const { rate } = snapshotOf([view('a', '850000001')]);
+    const inputs = [
+      { key: 'gold_ounce', value: '2650.5', currency: 'USD', updatedAt: NOW, status: 'ok' as const, source: 'feed' },
+      { key: 'usd_free', value: '1000005', currency: 'IRR', updatedAt: NOW - MINUTE, status: 'stale' as const, source: 'desk' },
+    ];
+    const report = { name: 'derived', value: '850000001', updatedAt: NOW - MINUTE, state: 'active' as const, used: true, rejected: null, droppedReason: null, inputs };
+    const time = new ZoneTime('Asia/Tehran');
+    const entry = (unit: 'rial' | 'toman') => JSON.parse(withSources('{"key":"coin_emami"}', rate, [report], time, unit)).sources[0];
+    assert.deepEqual(entry('rial').inputs, [
+      { key: 'gold_ounce', value: 2650.5, currency: 'USD', updated_at: '2026-11-21T14:03:07+03:30', status: 'ok', source: 'feed' },
+      { key: 'usd_free', value: 1000005, currency: 'IRR', updated_at: '2026-11-21T14:02:07+03:30', status: 'stale', source: 'desk' },
+    ]);
+    assert.deepEqual(entry('toman').inputs[1], { key: 'usd_free', value: 100000.5, currency: 'IRT', updated_at: '2026-11-21T14:02:07+03:30', status: 'stale', source: 'desk' });
+    assert.equal(entry('toman').inputs[0].value, 2650.5);
+    // Any other source has no inputs field at all.
+    assert.equal('inputs' in JSON.parse(withSources('{"key":"coin_emami"}', rate, [{ ...report, name: 'a', inputs: undefined }], time)).sources[0], false);
   });
 });

@@ -4,14 +4,15 @@ import { ManualClock } from '../../src/domain/clock.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { PUBLIC_ENDPOINTS, type ServiceStatus } from '../../src/render/status.js';
 import type { SourceHealth } from '../../src/sources/monitor.js';
-import { renderStatusPage, sparkline } from '../../src/web/status-page.js';
+import { NO_UNKNOWN_KEYS } from '../../src/sources/unknown-keys.js';
+import { renderStatusPage, sparkline, STATUS_STYLE } from '../../src/web/status-page.js';
 
 // 2026-11-22T10:00:00+03:30 is 1 Azar 1405.
 const NOW = Date.parse('2026-11-22T06:30:00Z');
 const time = new ZoneTime('Asia/Tehran', new ManualClock(NOW));
 
 function source(name: string, fields: Partial<SourceHealth>): SourceHealth {
-  return { name, state: 'active', last_update: NOW - 125_000, age_seconds: 125, error: null, last_check: NOW - 1000, dropped: 0, out_of_range: 0, outliers: 0, held: 0, outliers_total: 0, ...fields };
+  return { name, state: 'active', last_update: NOW - 125_000, age_seconds: 125, error: null, last_check: NOW - 1000, dropped: 0, out_of_range: 0, outliers: 0, held: 0, outliers_total: 0, unknown_keys: NO_UNKNOWN_KEYS, format: 'nerkh', mapped: 1, dropped_reasons: [], ...fields };
 }
 
 function status(state: ServiceStatus['service']['state'], message: string, sources: SourceHealth[]): ServiceStatus {
@@ -24,6 +25,8 @@ function status(state: ServiceStatus['service']['state'], message: string, sourc
     sources,
     nodes: [],
     redis: null,
+    history: { state, minuteDays: 90, lastWritten: NOW - 42_000, recording: true, pending: 0 },
+    stream: { state, open: 3 },
   };
 }
 
@@ -37,7 +40,8 @@ describe('public status page', () => {
     assert.ok(page.includes('2026-11-22T09:57:55+03:30'), 'and as ISO in the English part');
     assert.ok(page.includes('۲ دقیقه پیش'), 'age in Persian words and digits');
     assert.ok(page.includes('2 minutes ago'), 'age in English');
-    assert.match(page, /\.date \{ white-space: nowrap; \}/, 'dates do not wrap');
+    assert.match(STATUS_STYLE, /\.date \{ white-space: nowrap; \}/, 'dates do not wrap');
+    assert.ok(page.includes('<link rel="stylesheet" href="/status/status.css">'), 'the page takes its style sheet');
     const persian = [...page.matchAll(/<span class="date">([^<]*)<\/span>/g)].map((m) => m[1]!);
     assert.ok(persian.length >= 4, 'Persian dates and ages are marked');
     for (const part of persian) assert.doesNotMatch(part, /[0-9]/, `Latin digits in Persian text: ${part}`);
@@ -63,14 +67,42 @@ describe('public status page', () => {
       NOW,
     );
     assert.ok(!page.includes('Unexpected token'), 'the parser message is not shown');
-    assert.ok(!page.includes('HTTP 502'), 'the upstream status line is not shown');
     assert.ok(page.includes('سند نامعتبر') && page.includes('invalid document'));
-    assert.ok(page.includes('منبع در دسترس نیست') && page.includes('source unreachable'));
+    // The status code is the reason (the source was reached); nothing else of the upstream's answer is shown.
+    assert.ok(page.includes('منبع با خطای HTTP ۵۰۲ پاسخ داد') && page.includes('source answered HTTP 502'));
     assert.ok(page.includes('داده قدیمی‌تر از ۶۰۰ ثانیه') && page.includes('3 values dropped'), 'known reasons keep their counts');
   });
 });
 
+describe('status page: item keys that match no reference', () => {
+  it('counts them beside the source, in both languages, without naming them', () => {
+    const page = renderStatusPage(
+      status('active', 'all services active', [source('alpha', { unknown_keys: { count: 3, sample: ['usd_fre', '<b>eur</b>', 'gold'] } }), source('beta', { error: '2 values dropped', unknown_keys: { count: 1, sample: ['x_1'] } })]),
+      time,
+      NOW,
+    );
+    const visible = text(page);
+    assert.ok(visible.includes('۳ کلید بدون مرجع نادیده گرفته شد') && visible.includes('3 item keys match no reference'));
+    assert.ok(visible.includes('2 values dropped; 1 item key matches no reference'), 'beside any other reason');
+    for (const name of ['usd_fre', 'eur', 'gold', 'x_1']) assert.ok(!page.includes(name), `the page names "${name}"`);
+  });
+});
+
 describe('status page sparkline', () => {
+  it('gives each source its format and items mapped and dropped, reasons in fixed phrases, keys never named', () => {
+    const drops = [
+      { reason: 'no_match' as const, count: 1, source_keys: ['ir_fx_free_usd_sell'] },
+      { reason: 'not_a_number' as const, count: 2, source_keys: ['ir_fx_free_gbp', '<i>x</i>'] },
+    ];
+    const page = renderStatusPage(status('active', 'all services active', [source('feed', { format: 'mapping', mapped: 12, dropped: 3, dropped_reasons: drops, error: '3 values dropped' }), source('ecb', { format: 'ecb', mapped: 2 })]), time, NOW);
+    const visible = text(page);
+    assert.ok(visible.includes('JSON mapping: 12 mapped, 3 dropped (path matched nothing 1, not a number 2)'), visible);
+    assert.ok(visible.includes('نگاشت JSON: ۱۲ مقدار خوانده شد، ۳ کنار گذاشته شد (مسیر به مقداری نرسید ۱، مقدار عدد نیست ۲)'));
+    assert.ok(visible.includes('ECB reference rates: 2 mapped'));
+    assert.ok(page.includes('data-label="اقلام · Items"'));
+    for (const key of ['ir_fx_free_usd_sell', 'ir_fx_free_gbp', '<i>x</i>']) assert.ok(!page.includes(key), `the page names "${key}"`);
+  });
+
   it('scales the series to the chart, oldest on the left', () => {
     const series = Array.from({ length: 36 }, (_, i) => (i === 35 ? 10 : i === 0 ? 5 : 0));
     const svg = sparkline(series);

@@ -80,7 +80,7 @@ describe('rial to toman', () => {
     assert.equal(rial.toman(), rial.toman());
     assert.equal(rial.toman().toman(), rial.toman(), 'a toman rate is already in toman');
     assert.match(rial.toman().json, /"value":110312072\.5,/);
-    assert.match(rial.toman().legacy, /"value":110312072\.5,"unit":"تومان\/گرم","currency":"IRT","per":"gram"/);
+    assert.match(rial.toman().webservice, /"value":110312072\.5,"unit":"تومان\/گرم","currency":"IRT","per":"gram"/);
     // The same rate prepared again keeps its prepared object, and with it its toman form.
     assert.equal(prepareRate(rate, time, rial), rial);
   });

@@ -3,8 +3,8 @@ import { NerkhError } from './errors.js';
 import { metaOf, type ResponseMeta } from './meta.js';
 import { DEFAULT_RETRY, retryDelay, sleep, type RetryPolicy } from './retry.js';
 import type { paths } from './schema.js';
-import { RateStream, type StreamOptions } from './stream.js';
-import type { CatalogueResponse, HistoryResponse, QueryOf, RatesResponse, StatusResponse, UsageResponse } from './types.js';
+import { RateStream, type AlertingStreamEvent, type StreamOptions } from './stream.js';
+import type { CatalogueResponse, ConvertResponse, HistoryResponse, JewelleryResponse, QueryOf, RatesResponse, StatusResponse, UsageResponse } from './types.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 
@@ -38,11 +38,35 @@ type Moment = string | Date;
 
 export type CatalogueOptions = QueryOf<'getRates'> & CallOptions;
 export type RatesOptions = Omit<QueryOf<'getRatesByKeys'>, 'at'> & CallOptions & {
-  /** The values as served at this moment (service `history`); a date alone means that day's close. */
+  /**
+   * The values as served at this moment (service `history`): each the close of the last candle that
+   * ended by then, with its own `updated_at`; a date alone means that day's close. Not in the future.
+   */
   at?: Moment;
 };
 export type HistoryOptions = Omit<QueryOf<'getRatesByKeyHistory'>, 'from' | 'to'> & CallOptions & { from?: Moment; to?: Moment };
 export type UsageOptions = QueryOf<'getUsage'> & CallOptions;
+/**
+ * A decimal the server reads digit for digit: a string is sent as it is; a
+ * number as JavaScript writes it (`String(n)`), which is fine for ordinary
+ * figures but may be an exponent (`1e-7`) the server refuses.
+ */
+export type DecimalInput = string | number;
+export type ConvertOptions = Omit<QueryOf<'getConvert'>, 'from' | 'to' | 'amount'> & CallOptions;
+type JewelleryQuery = QueryOf<'getJewellery'>;
+export type JewelleryOptions = Omit<JewelleryQuery, 'weight' | 'making_percent' | 'profit_percent' | 'vat_percent' | 'karat'> &
+  CallOptions & {
+    /** Grams. */
+    weight: DecimalInput;
+    /** 18 (default), 21, 22 or 24. */
+    karat?: JewelleryQuery['karat'] | 18 | 21 | 22 | 24;
+    /** Making charge, percent of the gold (required: it differs from piece to piece). */
+    making_percent: DecimalInput;
+    /** Default 7. */
+    profit_percent?: DecimalInput;
+    /** Default 10. */
+    vat_percent?: DecimalInput;
+  };
 
 /** openapi-fetch's answer, as far as the facade reads it. */
 interface Sent<T> {
@@ -91,6 +115,30 @@ export class NerkhClient {
     return this.call(signal, () => this.api.GET('/v1/rates/{key}/history', { params: { path: { key }, query }, signal }));
   }
 
+  /**
+   * `amount` of `from` counted in `to` (each a reference key or alias, `IRR` or `IRT`; both priced in
+   * one currency): exact when the quotient terminates, else rounded half-even to 6 decimals.
+   */
+  convert(from: string, to: string, amount: DecimalInput, options: ConvertOptions = {}): Promise<NerkhResponse<ConvertResponse>> {
+    const { signal, ...rest } = options;
+    const query = { ...rest, from, to, amount: String(amount) };
+    return this.call(signal, () => this.api.GET('/v1/convert', { params: { query }, signal }));
+  }
+
+  /** The customary price of a gold piece (gold, making, profit, VAT, total) from the current gram price of its karat. */
+  jewellery(options: JewelleryOptions): Promise<NerkhResponse<JewelleryResponse>> {
+    const { signal, weight, karat, making_percent, profit_percent, vat_percent, ...rest } = options;
+    const query = {
+      ...rest,
+      weight: String(weight),
+      making_percent: String(making_percent),
+      ...(karat === undefined ? {} : { karat: String(karat) as JewelleryQuery['karat'] }),
+      ...(profit_percent === undefined ? {} : { profit_percent: String(profit_percent) }),
+      ...(vat_percent === undefined ? {} : { vat_percent: String(vat_percent) }),
+    };
+    return this.call(signal, () => this.api.GET('/v1/jewellery', { params: { query }, signal }));
+  }
+
   /** Your account's requests and errors per day and service, limits and allowance. */
   usage(options: UsageOptions = {}): Promise<NerkhResponse<UsageResponse>> {
     const { signal, ...query } = options;
@@ -104,11 +152,18 @@ export class NerkhClient {
 
   /**
    * Push stream over Server-Sent Events: iterate it with `for await`. A
-   * `snapshot` comes first (and again after every reconnect), then `rates`
-   * with only what changed. Breaking out of the loop, or aborting `signal`,
-   * closes the connection.
+   * `snapshot` comes first (and again after every reconnect, or when a plan
+   * change alters what the stream follows), then `rates` with only what
+   * changed. A stream the server ends (its daily lifetime) is reopened; one
+   * ended because the key was revoked or the account suspended ends the
+   * loop with that refusal, as its reconnect is refused. Breaking out of the
+   * loop, or aborting `signal`, closes the connection. With `alerts`, the
+   * loop also yields `alert` events (typed: narrow on `event.type`).
    */
-  stream(options: StreamOptions = {}): RateStream {
+  stream(options: StreamOptions & { alerts: string | readonly string[] }): RateStream<AlertingStreamEvent>;
+  stream(options?: StreamOptions & { alerts?: undefined }): RateStream;
+  stream(options: StreamOptions): RateStream<AlertingStreamEvent>;
+  stream(options: StreamOptions = {}): RateStream<AlertingStreamEvent> {
     return new RateStream({ baseUrl: this.options.baseUrl, headers: this.headers(), fetch: this.fetcher, retry: this.retry }, options);
   }
 

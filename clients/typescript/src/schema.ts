@@ -59,6 +59,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/convert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Convert an amount between two references, rial or toman
+         * @description result = amount × price of `from` ÷ price of `to`, both prices in one currency (IRR and IRT count as one: a toman is 10 rials), from the rates the detail endpoint serves now. Exact when the quotient terminates, else rounded half-even to 6 decimals.
+         */
+        get: operations["getConvert"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Convert an amount between two references, rial or toman (headers only)
+         * @description result = amount × price of `from` ÷ price of `to`, both prices in one currency (IRR and IRT count as one: a toman is 10 rials), from the rates the detail endpoint serves now. Exact when the quotient terminates, else rounded half-even to 6 decimals.
+         */
+        head: operations["headConvert"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jewellery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Price of a gold piece: gold, making, profit and VAT
+         * @description gold = weight × gram price of the karat, making = gold × making%, profit = (gold + making) × profit%, vat = (making + profit) × vat%, total = gold + making + profit + vat. Each line exact; only the total is rounded, half up, to a whole rial (or toman with unit=toman).
+         */
+        get: operations["getJewellery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Price of a gold piece: gold, making, profit and VAT (headers only)
+         * @description gold = weight × gram price of the karat, making = gold × making%, profit = (gold + making) × profit%, vat = (making + profit) × vat%, total = gold + making + profit + vat. Each line exact; only the total is rounded, half up, to a whole rial (or toman with unit=toman).
+         */
+        head: operations["headJewellery"];
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stream": {
         parameters: {
             query?: never;
@@ -66,13 +114,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval */
+        /**
+         * Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval
+         * @description Events: `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
+         */
         get: operations["getStream"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval (headers only) */
+        /**
+         * Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval (headers only)
+         * @description Events: `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
+         */
         head: operations["headStream"];
         patch?: never;
         trace?: never;
@@ -102,13 +156,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Legacy per-user feed (flat shape, Jalali dates) */
+        /** Webservice per-user feed (flat shape, Jalali dates) */
         get: operations["getWebserviceByUsername"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Legacy per-user feed (flat shape, Jalali dates) (headers only) */
+        /** Webservice per-user feed (flat shape, Jalali dates) (headers only) */
         head: operations["headWebserviceByUsername"];
         patch?: never;
         trace?: never;
@@ -128,6 +182,24 @@ export interface paths {
         options?: never;
         /** Daily requests and errors, share per service, and the error log of your account (headers only) */
         head: operations["headUsage"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your webhook endpoints and their delivery log */
+        get: operations["getWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Your webhook endpoints and their delivery log (headers only) */
+        head: operations["headWebhooks"];
         patch?: never;
         trace?: never;
     };
@@ -174,13 +246,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description Open unless the server sets NERKH_METRICS_TOKEN; then send it as `Authorization: Bearer <token>`.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Prometheus metrics (headers only) */
+        /**
+         * Prometheus metrics (headers only)
+         * @description Open unless the server sets NERKH_METRICS_TOKEN; then send it as `Authorization: Bearer <token>`.
+         */
         head: operations["headMetrics"];
         patch?: never;
         trace?: never;
@@ -279,8 +357,30 @@ export interface components {
                 state: "active" | "degraded" | "down";
                 /** @description Whether this value is the one served */
                 used: boolean;
-                /** @description Why the value was not served: stale (older than the source max age), out_of_range (outside the sanity band), outlier (too far from the median of three or more sources), unhealthy (the source failed its latest read), held (a jump beyond max_jump_percent awaiting confirmation); null when served, or usable behind a source earlier in priority */
-                rejected: ("stale" | "out_of_range" | "outlier" | "unhealthy" | "held") | null;
+                /** @description Why the value was not served: stale (older than the source max age), out_of_range (outside the sanity band), outlier (too far from the median of three or more sources), unhealthy (the source failed its latest read), held (a jump beyond max_jump_percent awaiting confirmation), dropped (the source's document had the item but it did not read: see dropped_reason); null when served, or usable behind a source earlier in priority */
+                rejected: ("stale" | "out_of_range" | "outlier" | "unhealthy" | "held" | "dropped") | null;
+                /** @description With rejected `dropped`: why the item did not read (the codes of `dropped_reasons` on /v1/status); null otherwise */
+                dropped_reason: ("no_match" | "several_matches" | "not_a_number" | "bad_grouping" | "mixed_digits" | "not_positive" | "bad_time" | "ahead" | "no_currency" | "bad_row") | null;
+                /** @description Only on the `derived` source of a reference computed by a formula (config `derived`): the values it was computed from; its updated_at is the oldest of theirs */
+                inputs?: {
+                    /** @description The reference the formula reads */
+                    key: string;
+                    /** @description Its value as served in the same snapshot (after failover and screening); a rial price in toman with ?unit=toman */
+                    value: number;
+                    currency: components["schemas"]["Currency"];
+                    /**
+                     * @description ISO 8601 with a numeric UTC offset in the configured zone
+                     * @example 2026-11-21T14:03:07+03:30
+                     */
+                    updated_at: string;
+                    /**
+                     * @description Whether that value was fresh; a stale input makes the derived value stale
+                     * @enum {string}
+                     */
+                    status: "ok" | "stale";
+                    /** @description The source that value came from */
+                    source: string;
+                }[];
             }[];
         };
         CatalogueResponse: {
@@ -350,11 +450,54 @@ export interface components {
             };
             sources: {
                 name: string;
+                /**
+                 * @description A configured `file`, `http` or `manual` source, or `derived`: the references the config computes by formula (docs/configuration.md#derived-references).
+                 * @enum {string}
+                 */
+                type: "file" | "http" | "manual" | "derived";
                 state: "active" | "degraded" | "down";
+                /** @description When its kept data was updated; for `derived`, the oldest input of the values it computes. */
                 last_update: string | null;
                 age_seconds: number | null;
                 age_text: string;
                 error: string | null;
+                /** @description Item keys of the source's kept document that no catalogue reference reads: skipped, never served (a misspelt `source_key`, say). */
+                unknown_keys: {
+                    /** @description Items whose key matches no reference (a repeated key counts each time). */
+                    count: number;
+                    /** @description The first of those keys, in document order: at most 20, each cut to 64 characters. */
+                    sample: string[];
+                };
+                /**
+                 * @description The shape the source's document is read in (docs/configuration.md#formats); `formula` for the derived source.
+                 * @enum {string}
+                 */
+                format: "nerkh" | "mapping" | "ecb" | "csv" | "formula";
+                /** @description Items of the latest document read that gave a value for a catalogue reference; for `derived`, the formulas that gave a value. */
+                mapped: number;
+                /** @description Items of the latest document read that were dropped: never served. */
+                dropped: number;
+                /** @description Why the dropped items were dropped, one entry per reason: a fixed code, never the feed's own text. */
+                dropped_reasons: {
+                    /** @enum {string} */
+                    reason: "no_match" | "several_matches" | "not_a_number" | "bad_grouping" | "mixed_digits" | "not_positive" | "bad_time" | "ahead" | "no_currency" | "bad_row";
+                    /** @description What the reason means, in English. */
+                    description: string;
+                    count: number;
+                    /** @description The first catalogue source keys dropped for it (at most 20); a key only the feed names is counted, never named here. */
+                    source_keys: string[];
+                }[];
+                /** @description Only on the `derived` source. Its state is `active` when every formula gave a value from fresh inputs, `degraded` when some input is stale or has no value while at least one value is computed, `down` when none is. */
+                derived?: {
+                    /** @description References the config computes by formula. */
+                    references: number;
+                    /** @description Of those, the formulas that gave a value in the snapshot served (every input had a value; no division by zero). */
+                    computed: number;
+                    /** @description Reference keys some formula reads whose value is served stale: the derived values computed from them are stale too. */
+                    stale_inputs: string[];
+                    /** @description Reference keys some formula reads that have no value: the formulas reading them give none. */
+                    missing_inputs: string[];
+                };
             }[];
             /** @description The live processes of this deployment (one without Redis). */
             nodes: {
@@ -376,6 +519,24 @@ export interface components {
             redis: {
                 state: "active" | "degraded" | "down";
             } | null;
+            /** @description Candle recording behind `/v1/rates/{key}/history` and `?at=`: `down` while the store is, `degraded` while no node records. */
+            history: {
+                state: "active" | "degraded" | "down";
+                /** @description Days one-minute candles are kept; hourly and daily candles are kept for good. */
+                minute_days: number;
+                /** @description When the newest value written to the history was served (the close of the newest candle); null before the first. */
+                last_written: string | null;
+                /** @description Whether the node that answered records candles (the ingest leader does). */
+                recording: boolean;
+                /** @description Candles the answering node recorded and has not written yet: they wait in memory while the store is away. */
+                pending_candles: number;
+            };
+            /** @description The push stream (`/v1/stream`): its state follows the rates it carries. */
+            stream: {
+                state: "active" | "degraded" | "down";
+                /** @description Push streams open on the node that answered. */
+                open_streams: number;
+            };
         };
         HealthResponse: {
             /** @enum {boolean} */
@@ -388,7 +549,7 @@ export interface components {
              */
             generated_at: string;
         };
-        LegacyEntry: {
+        WebserviceEntry: {
             title: string;
             value: number | null;
             unit: string;
@@ -408,7 +569,7 @@ export interface components {
             /** @description Age of a stale value in seconds; null while fresh */
             stale_seconds: number | null;
         };
-        /** @description Flat legacy shape: one property per allowed reference key */
+        /** @description Flat webservice shape: one property per allowed reference key */
         WebserviceResponse: {
             /** @enum {boolean} */
             success: true;
@@ -422,7 +583,7 @@ export interface components {
             /** @description Unix seconds */
             server_time: number;
         } & {
-            [key: string]: components["schemas"]["LegacyEntry"];
+            [key: string]: components["schemas"]["WebserviceEntry"];
         };
         UsageResponse: {
             /** @enum {boolean} */
@@ -446,6 +607,7 @@ export interface components {
                 requests: number;
                 share: number;
             }[];
+            /** @description The error log, newest first: the last 1,000 entries or 30 days. Repeats of one error on one service within one minute are one entry with a `count`; `at`, `path` and `http_status` are those of the latest. */
             errors: {
                 /**
                  * @description ISO 8601 with a numeric UTC offset in the configured zone
@@ -453,9 +615,60 @@ export interface components {
                  */
                 at: string;
                 service: string;
+                /** @description The path and query of the latest failure in the entry */
                 path: string;
                 http_status: number;
                 error: string;
+                /** @description How many failures the entry folds */
+                count: number;
+            }[];
+        };
+        WebhooksResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            account: string;
+            /** @description The account's endpoints, oldest first; secrets are never shown */
+            endpoints: {
+                /** @example wh_3f9c2a1b7d4e8f60 */
+                id: string;
+                url: string;
+                state: "enabled" | "disabled";
+                /** @description Alert rules as given: `<key><op><number>` or `<key>.change_percent<op><number>` */
+                rules: string[];
+                events: ("stale" | "recovered")[];
+                /** @description The first failed attempt since the last success; null while deliveries succeed */
+                failing_since: string | null;
+                disabled_reason: string | null;
+                /**
+                 * @description ISO 8601 with a numeric UTC offset in the configured zone
+                 * @example 2026-11-21T14:03:07+03:30
+                 */
+                created_at: string;
+            }[];
+            /** @description The delivery log, newest first: the last 100 lines of 30 days (each attempt, each delivery given up, each endpoint disabled) */
+            deliveries: {
+                /**
+                 * @description ISO 8601 with a numeric UTC offset in the configured zone
+                 * @example 2026-11-21T14:03:07+03:30
+                 */
+                at: string;
+                endpoint: string;
+                /** @description The delivery id, sent as `webhook-id` with each attempt; null on an endpoint’s own line */
+                delivery: string | null;
+                type: "rate.alert" | "rate.stale" | "rate.recovered" | null;
+                attempt: number | null;
+                /** @description The HTTP status the endpoint answered; null when it did not answer */
+                status_code: number | null;
+                error: string | null;
+                duration_ms: number | null;
+                outcome: "delivered" | "retrying" | "given_up" | "disabled";
             }[];
         };
         Candle: {
@@ -511,6 +724,63 @@ export interface components {
             /** @description Oldest first; intervals with no value served are absent */
             candles: components["schemas"]["Candle"][];
         };
+        ConvertResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            /** @description What the amount counts: the canonical reference key, or IRR / IRT */
+            from: string;
+            /** @description What the result counts: the canonical reference key, or IRR / IRT */
+            to: string;
+            /** @description The amount asked, in normal form */
+            amount: number;
+            /** @description amount × price of from ÷ price of to: exact when the quotient terminates, else rounded half-even to 6 decimals */
+            result: number;
+            /** @description The rates used, as the detail endpoint serves them (in toman with unit=toman); none for IRR and IRT */
+            rates: components["schemas"]["Rate"][];
+        };
+        JewelleryResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            /** @description Grams, as asked */
+            weight: number;
+            karat: 18 | 21 | 22 | 24;
+            /** @description Making charge, percent */
+            making_percent: number;
+            /** @description Profit, percent */
+            profit_percent: number;
+            /** @description VAT, percent */
+            vat_percent: number;
+            /** @description IRT with unit=toman */
+            currency: "IRR" | "IRT";
+            /** @description The gram price of the karat used, in currency */
+            gram_price: number;
+            /** @description weight × gram_price, exact */
+            gold: number;
+            /** @description gold × making_percent ÷ 100, exact */
+            making: number;
+            /** @description (gold + making) × profit_percent ÷ 100, exact */
+            profit: number;
+            /** @description (making + profit) × vat_percent ÷ 100, exact */
+            vat: number;
+            /** @description gold + making + profit + vat, rounded half up to a whole rial (or toman) */
+            total: number;
+            /** @description The gram price used, as the detail endpoint serves it */
+            rates: components["schemas"]["Rate"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -522,15 +792,15 @@ export interface components {
         ETag: string;
         /** @description How long the answer may be reused: until the next refresh of your plan for rates, no-store for errors. */
         "Cache-Control": string;
-        /** @description The binding limit now (IETF draft): `"<window>";r=<remaining>;t=<seconds to reset>`. */
+        /** @description The window to pace by (IETF draft): `"<window>";r=<remaining>;t=<seconds to reset>`. The day when the minute limit would spend what is left of it before midnight, else the minute; a spent window while it is spent. The same window answer after answer until the other one binds. */
         RateLimit: string;
         /** @description Your plan's limits (IETF draft), e.g. `"minute";q=60;w=60, "day";q=10000;w=86400`. */
         "RateLimit-Policy": string;
-        /** @description Requests allowed in the binding window. */
+        /** @description Requests allowed in the window `RateLimit` names. */
         "X-RateLimit-Limit": number;
-        /** @description Requests left in the binding window. */
+        /** @description Requests left in the window `RateLimit` names. */
         "X-RateLimit-Remaining": number;
-        /** @description Seconds until the binding window resets. */
+        /** @description Seconds until the window `RateLimit` names resets. */
         "X-RateLimit-Reset": number;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
@@ -545,7 +815,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: "gold" | "coin" | "currency" | "precious_metal" | "industrial_metal" | "energy" | "crypto";
-                /** @description Matches key, alias, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, the zero-width non-joiner is ignored, Persian digits match ASCII */
+                /** @description Searches key, aliases, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, Persian digits match ASCII, and spaces, the zero-width non-joiner, _ and - are ignored. Every word must match; best matches first (key or alias, whole title, prefix, phrase, words), the more popular first within each */
                 q?: string;
                 /** @description true: only references inside the key's allowance; false: only those outside it */
                 in_plan?: "true" | "false";
@@ -645,7 +915,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -662,7 +932,7 @@ export interface operations {
         parameters: {
             query?: {
                 category?: "gold" | "coin" | "currency" | "precious_metal" | "industrial_metal" | "energy" | "crypto";
-                /** @description Matches key, alias, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, the zero-width non-joiner is ignored, Persian digits match ASCII */
+                /** @description Searches key, aliases, title and title_en, case-insensitively; Arabic ي/ك match Persian ی/ک, Persian digits match ASCII, and spaces, the zero-width non-joiner, _ and - are ignored. Every word must match; best matches first (key or alias, whole title, prefix, phrase, words), the more popular first within each */
                 q?: string;
                 /** @description true: only references inside the key's allowance; false: only those outside it */
                 in_plan?: "true" | "false";
@@ -750,7 +1020,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -768,7 +1038,7 @@ export interface operations {
                 unit?: "rial" | "toman";
                 /** @description sources: each rate lists every configured source's view of it */
                 expand?: "sources";
-                /** @description The values as served at this moment (a date-time with offset, or a date: that day's close); service `history` */
+                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. Not in the future; service `history` */
                 at?: string;
             };
             header?: never;
@@ -882,7 +1152,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -902,7 +1172,7 @@ export interface operations {
                 unit?: "rial" | "toman";
                 /** @description sources: each rate lists every configured source's view of it */
                 expand?: "sources";
-                /** @description The values as served at this moment (a date-time with offset, or a date: that day's close); service `history` */
+                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. Not in the future; service `history` */
                 at?: string;
             };
             header?: never;
@@ -1002,7 +1272,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1019,12 +1289,12 @@ export interface operations {
                 /** @description Candle length: 1m, 5m, 15m, 1h, 4h, 1d, 1w */
                 interval?: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
                 /**
-                 * @description First candle (default: 30 candles before `to`): a date (2026-11-01), a Jalali date (1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
                  * @example 2026-11-01
                  */
                 from?: string;
                 /**
-                 * @description Last candle (default: now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
                  * @example 2026-11-01
                  */
                 to?: string;
@@ -1142,7 +1412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1161,12 +1431,12 @@ export interface operations {
                 /** @description Candle length: 1m, 5m, 15m, 1h, 4h, 1d, 1w */
                 interval?: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
                 /**
-                 * @description First candle (default: 30 candles before `to`): a date (2026-11-01), a Jalali date (1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
                  * @example 2026-11-01
                  */
                 from?: string;
                 /**
-                 * @description Last candle (default: now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
                  * @example 2026-11-01
                  */
                 to?: string;
@@ -1270,7 +1540,527 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getConvert: {
+        parameters: {
+            query: {
+                /**
+                 * @description What the amount counts: a reference key or alias, IRR (rial) or IRT (toman)
+                 * @example gold_18k
+                 */
+                from: string;
+                /**
+                 * @description What to count it in: a reference key or alias, IRR (rial) or IRT (toman)
+                 * @example IRT
+                 */
+                to: string;
+                /**
+                 * @description How many of `from` (grams, coins, dollars… as its `per` says): a plain decimal above 0, at most 15 digits before the point and 8 after
+                 * @example 3.5
+                 */
+                amount: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConvertResponse"];
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    headConvert: {
+        parameters: {
+            query: {
+                /**
+                 * @description What the amount counts: a reference key or alias, IRR (rial) or IRT (toman)
+                 * @example gold_18k
+                 */
+                from: string;
+                /**
+                 * @description What to count it in: a reference key or alias, IRR (rial) or IRT (toman)
+                 * @example IRT
+                 */
+                to: string;
+                /**
+                 * @description How many of `from` (grams, coins, dollars… as its `per` says): a plain decimal above 0, at most 15 digits before the point and 8 after
+                 * @example 3.5
+                 */
+                amount: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getJewellery: {
+        parameters: {
+            query: {
+                /**
+                 * @description Weight of the piece in grams: a plain decimal above 0, at most 6 digits before the point and 4 after
+                 * @example 3.5
+                 */
+                weight: string;
+                /** @description Fineness: its gram price is the reference gold_18k, gold_21k, gold_22k or gold_24k */
+                karat?: "18" | "21" | "22" | "24";
+                /** @description Making charge (ojrat), percent of the gold; required, as it differs from piece to piece. A plain decimal from 0 to 100 with at most 4 decimals */
+                making_percent: string;
+                /** @description The shop's profit, percent of gold + making. A plain decimal from 0 to 100 with at most 4 decimals */
+                profit_percent?: string;
+                /** @description VAT, percent of making + profit (never of the gold). A plain decimal from 0 to 100 with at most 4 decimals */
+                vat_percent?: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JewelleryResponse"];
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    headJewellery: {
+        parameters: {
+            query: {
+                /**
+                 * @description Weight of the piece in grams: a plain decimal above 0, at most 6 digits before the point and 4 after
+                 * @example 3.5
+                 */
+                weight: string;
+                /** @description Fineness: its gram price is the reference gold_18k, gold_21k, gold_22k or gold_24k */
+                karat?: "18" | "21" | "22" | "24";
+                /** @description Making charge (ojrat), percent of the gold; required, as it differs from piece to piece. A plain decimal from 0 to 100 with at most 4 decimals */
+                making_percent: string;
+                /** @description The shop's profit, percent of gold + making. A plain decimal from 0 to 100 with at most 4 decimals */
+                profit_percent?: string;
+                /** @description VAT, percent of making + profit (never of the gold). A plain decimal from 0 to 100 with at most 4 decimals */
+                vat_percent?: string;
+                /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
+                unit?: "rial" | "toman";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1290,6 +2080,11 @@ export interface operations {
                 api_key?: string;
                 /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
                 unit?: "rial" | "toman";
+                /**
+                 * @description Up to 20 alert rules, separated by ";": `<key><op><number>` or `<key>.change_percent<op><number>`, op one of > >= < <=. An `alert` event is sent when a rule becomes true (also when it is true at the first snapshot), and not again until it has been false. Needs the `alerts` service; each key must be one the stream follows. Thresholds are in the stream's unit.
+                 * @example usd_free>=1100000;gold_18k.change_percent<=-2
+                 */
+                alerts?: string;
             };
             header?: never;
             path?: never;
@@ -1380,7 +2175,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1402,6 +2197,11 @@ export interface operations {
                 api_key?: string;
                 /** @description rial (default): prices as the sources give them. toman: rial prices divided by 10 exactly, currency IRT, unit label تومان/…; other currencies unchanged */
                 unit?: "rial" | "toman";
+                /**
+                 * @description Up to 20 alert rules, separated by ";": `<key><op><number>` or `<key>.change_percent<op><number>`, op one of > >= < <=. An `alert` event is sent when a rule becomes true (also when it is true at the first snapshot), and not again until it has been false. Needs the `alerts` service; each key must be one the stream follows. Thresholds are in the stream's unit.
+                 * @example usd_free>=1100000;gold_18k.change_percent<=-2
+                 */
+                alerts?: string;
             };
             header?: never;
             path?: never;
@@ -1478,7 +2278,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1587,7 +2387,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1686,7 +2486,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1712,7 +2512,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Flat legacy shape: one property per allowed reference key */
+            /** @description Flat webservice shape: one property per allowed reference key */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1801,7 +2601,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1829,7 +2629,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Flat legacy shape: one property per allowed reference key */
+            /** @description Flat webservice shape: one property per allowed reference key */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1906,7 +2706,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2001,7 +2801,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2086,7 +2886,183 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhooksResponse"];
+                };
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    headWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2138,7 +3114,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2186,7 +3162,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2238,7 +3214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2286,7 +3262,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2327,6 +3303,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The server asks for a metrics token and none, or another, came. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
             405: {
                 headers: {
@@ -2338,7 +3324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2377,6 +3363,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The server asks for a metrics token and none, or another, came. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
             405: {
                 headers: {
@@ -2386,7 +3380,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unavailable: overloaded, shutting down or not ready; retry after Retry-After. */
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -5,11 +5,17 @@ import { retryDelay, sleep, type RetryPolicy } from './retry.js';
 import type { QueryOf, Rate } from './types.js';
 
 /** Query options the server documents for the stream besides `keys` (the key itself goes in a header). */
-type StreamQuery = Omit<QueryOf<'getStream'>, 'keys' | 'api_key'>;
+type StreamQuery = Omit<QueryOf<'getStream'>, 'keys' | 'api_key' | 'alerts'>;
 
 export type StreamOptions = StreamQuery & {
   /** Keys or aliases to follow (at most 100); none: your whole allowance. */
   keys?: string | readonly string[];
+  /**
+   * Alert rules (at most 20; needs the `alerts` service): `usd_free>=1100000`,
+   * `gold_18k.change_percent<=-2`, as an array or one `;`-separated string.
+   * Each rule's key must be one the stream follows; thresholds are in `unit`.
+   */
+  alerts?: string | readonly string[];
   /** Aborting it ends the iteration (the loop simply finishes). */
   signal?: AbortSignal;
   /** Resume after an event you already hold (sent as Last-Event-ID). */
@@ -35,6 +41,33 @@ export interface StreamEvent {
   data: StreamPayload;
 }
 
+/** `data` of an `alert` event: a rule that became true, and the rate as the stream showed it then. */
+export interface StreamAlert {
+  /** The rule as you wrote it. */
+  rule: string;
+  /** The reference's canonical key (an alias in the rule is resolved). */
+  key: string;
+  value: Rate['value'];
+  change_percent: Rate['change_percent'];
+  /** When that value was set (the rate's `updated_at`). */
+  at: string | null;
+}
+
+/**
+ * A rule of `alerts` became true: sent right after the `snapshot` or `rates`
+ * event that made it so, once, and again only after the rule has been false.
+ * A reconnect is a new stream: a rule true at its snapshot fires again.
+ */
+export interface StreamAlertEvent {
+  type: 'alert';
+  /** Alerts carry no id: Last-Event-ID stays the snapshot version. */
+  id: null;
+  data: StreamAlert;
+}
+
+/** What a stream opened with `alerts` yields. */
+export type AlertingStreamEvent = StreamEvent | StreamAlertEvent;
+
 export interface StreamContext {
   baseUrl: string;
   headers: Record<string, string>;
@@ -52,7 +85,7 @@ const DEFAULT_RECONNECT_MS = 3000;
  * error answer (401, 403, 404, 429 without a short Retry-After) ends the
  * iteration with a NerkhError.
  */
-export class RateStream implements AsyncIterable<StreamEvent> {
+export class RateStream<Event extends AlertingStreamEvent = StreamEvent> implements AsyncIterable<Event> {
   /** The id of the last event received, sent as Last-Event-ID on reconnect. */
   lastEventId: string | null;
   /** The reconnect delay in force (the server's `retry:`). */
@@ -68,13 +101,13 @@ export class RateStream implements AsyncIterable<StreamEvent> {
     this.lastEventId = options.lastEventId ?? null;
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
+  [Symbol.asyncIterator](): AsyncIterator<Event> {
     if (this.started) throw new Error('A stream can be iterated once; call client.stream() again for another.');
     this.started = true;
     return this.events();
   }
 
-  private async *events(): AsyncGenerator<StreamEvent> {
+  private async *events(): AsyncGenerator<Event> {
     const signal = this.options.signal;
     let failures = 0;
     while (!signal?.aborted) {
@@ -111,9 +144,10 @@ export class RateStream implements AsyncIterable<StreamEvent> {
   }
 
   private request(signal: AbortSignal): Request {
-    const { keys, signal: _signal, lastEventId: _lastEventId, maxReconnectAttempts: _attempts, idleTimeoutMs: _idle, onOpen: _onOpen, ...rest } = this.options;
+    const { keys, alerts, signal: _signal, lastEventId: _lastEventId, maxReconnectAttempts: _attempts, idleTimeoutMs: _idle, onOpen: _onOpen, ...rest } = this.options;
     const params = new URLSearchParams(Object.entries(rest as Record<string, unknown>).filter(([, value]) => value !== undefined).map(([name, value]) => [name, String(value)]));
     if (keys !== undefined) params.set('keys', typeof keys === 'string' ? keys : keys.join(','));
+    if (alerts !== undefined) params.set('alerts', typeof alerts === 'string' ? alerts : alerts.join(';'));
     // A string, not a URL object: a browser page may give a relative baseUrl ('' or '/api').
     const query = params.toString() === '' ? '' : `?${params}`;
     const url = `${this.context.baseUrl.replace(/\/+$/, '')}/v1/stream${query}`;
@@ -123,7 +157,7 @@ export class RateStream implements AsyncIterable<StreamEvent> {
   }
 
   /** Events of one connection, until it ends, fails or falls silent. */
-  private async *read(body: ReadableStream<Uint8Array>, connection: AbortController): AsyncGenerator<StreamEvent> {
+  private async *read(body: ReadableStream<Uint8Array>, connection: AbortController): AsyncGenerator<Event> {
     const received: EventSourceMessage[] = [];
     const parser = createParser({
       onEvent: (event) => received.push(event),
@@ -132,6 +166,11 @@ export class RateStream implements AsyncIterable<StreamEvent> {
     const idleMs = this.options.idleTimeoutMs ?? 45_000;
     let idle = setTimeout(() => connection.abort(), idleMs);
     const reader = body.getReader();
+    // An abort (the caller's signal or the idle timer) cancels the body here, itself: the link a fetch
+    // keeps from the request's signal to its body may be held weakly (Node's fetch holds it through a
+    // WeakRef) and be gone after a garbage collection, leaving the connection open and its events coming.
+    const cancel = () => void reader.cancel(connection.signal.reason).catch(() => undefined);
+    connection.signal.addEventListener('abort', cancel, { once: true });
     const decoder = new TextDecoder();
     try {
       for (;;) {
@@ -143,12 +182,18 @@ export class RateStream implements AsyncIterable<StreamEvent> {
         while (received.length > 0) {
           const message = received.shift()!;
           // Events this version does not know are skipped, so a newer server never breaks an older client.
+          if (message.event === 'alert') {
+            // Only a stream opened with `alerts` is sent these, so Event includes them then.
+            yield { type: 'alert', id: null, data: JSON.parse(message.data) as StreamAlert } as Event;
+            continue;
+          }
           if (message.event !== 'snapshot' && message.event !== 'rates') continue;
           if (message.id !== undefined) this.lastEventId = message.id;
-          yield { type: message.event, id: message.id ?? null, data: JSON.parse(message.data) as StreamPayload };
+          yield { type: message.event, id: message.id ?? null, data: JSON.parse(message.data) as StreamPayload } as Event;
         }
       }
     } finally {
+      connection.signal.removeEventListener('abort', cancel);
       clearTimeout(idle);
       reader.cancel().catch(() => undefined);
     }

@@ -7,7 +7,7 @@ export interface LimitSpec {
 /** One request's verdict and what the rate-limit headers report. */
 export interface LimitDecision {
   allowed: boolean;
-  /** The window closest to exhaustion: what `RateLimit` and `X-RateLimit-*` report. */
+  /** The window a client must pace itself by (decision.ts): what `RateLimit` and `X-RateLimit-*` report. */
   window: 'minute' | 'day';
   limit: number;
   remaining: number;
@@ -44,32 +44,48 @@ export interface DayClock {
   nextMidnight(now: number): number;
 }
 
-const policies = new WeakMap<LimitSpec, string>();
+/** A plan's header values that never change: built once per limits object (limits are shared per plan). */
+interface PlanHeaders {
+  /** `RateLimit-Policy`: every window of the plan. */
+  policy: string;
+  minuteLimit: string;
+  dayLimit: string;
+}
 
-/** `RateLimit-Policy` for a spec; limits objects are shared per plan, so this is built once each. */
-function policyOf(spec: LimitSpec): string {
-  let policy = policies.get(spec);
-  if (policy === undefined) {
-    policy = spec.perDay === null ? `"minute";q=${spec.perMinute};w=60` : `"minute";q=${spec.perMinute};w=60, "day";q=${spec.perDay};w=86400`;
-    policies.set(spec, policy);
+const planHeaders = new WeakMap<LimitSpec, PlanHeaders>();
+
+function planHeadersOf(spec: LimitSpec): PlanHeaders {
+  let headers = planHeaders.get(spec);
+  if (headers === undefined) {
+    const minute = `"minute";q=${spec.perMinute};w=60`;
+    headers = {
+      policy: spec.perDay === null ? minute : `${minute}, "day";q=${spec.perDay};w=86400`,
+      minuteLimit: String(spec.perMinute),
+      dayLimit: String(spec.perDay),
+    };
+    planHeaders.set(spec, headers);
   }
-  return policy;
+  return headers;
 }
 
 /**
  * The rate-limit headers of a response (IETF `RateLimit`/`RateLimit-Policy` plus the common
- * `X-RateLimit-*`), appended to a flat `[name, value, name, value…]` list.
+ * `X-RateLimit-*`), appended to a flat `[name, value, name, value…]` list. `RateLimit` and
+ * `X-RateLimit-*` report one window, the one the decision names (see decision.ts): the one a
+ * client must pace itself by, named alike on consecutive answers until the other one binds.
  */
 export function appendRateLimitHeaders(headers: string[], decision: LimitDecision, spec: LimitSpec): void {
+  const plan = planHeadersOf(spec);
   const remaining = String(decision.remaining);
   const reset = String(decision.resetSeconds);
+  const day = decision.window === 'day';
   headers.push(
     'ratelimit-policy',
-    policyOf(spec),
+    plan.policy,
     'ratelimit',
-    `"${decision.window}";r=${remaining};t=${reset}`,
+    (day ? '"day";r=' : '"minute";r=') + remaining + ';t=' + reset,
     'x-ratelimit-limit',
-    String(decision.limit),
+    day ? plan.dayLimit : plan.minuteLimit,
     'x-ratelimit-remaining',
     remaining,
     'x-ratelimit-reset',

@@ -1,11 +1,5 @@
+import { decide, type WindowCounts } from './decision.js';
 import type { DayClock, LimitDecision, Limiter, LimitSpec, SharedLimiter } from './limiter.js';
-
-interface Counter {
-  minuteEnds: number;
-  minuteCount: number;
-  dayEnds: number;
-  dayCount: number;
-}
 
 /**
  * Fixed-window counters in a map: one lookup and two increments per request.
@@ -13,7 +7,7 @@ interface Counter {
  * on when a window resets.
  */
 export class MemoryLimiter implements Limiter, SharedLimiter {
-  private readonly counters = new Map<string, Counter>();
+  private readonly counters = new Map<string, WindowCounts>();
   private nextSweep = 0;
   /** Nothing to lose touch with: one process counts every request. */
   readonly healthy = true;
@@ -50,18 +44,4 @@ export class MemoryLimiter implements Limiter, SharedLimiter {
     this.nextSweep = now + 60_000;
     for (const [key, counter] of this.counters) if (counter.dayEnds <= now && counter.minuteEnds <= now) this.counters.delete(key);
   }
-}
-
-/** Shared by every implementation: turn counts into the verdict and header numbers. */
-export function decide(allowed: boolean, spec: LimitSpec, counter: Counter, now: number): LimitDecision {
-  const minuteRemaining = Math.max(0, spec.perMinute - counter.minuteCount);
-  const minuteReset = Math.max(1, Math.ceil((counter.minuteEnds - now) / 1000));
-  const dayRemaining = spec.perDay === null ? Infinity : Math.max(0, spec.perDay - counter.dayCount);
-  const dayReset = Math.max(1, Math.ceil((counter.dayEnds - now) / 1000));
-  // Report the window closer to exhaustion (by share left); the minute wins ties.
-  const dayBinds = spec.perDay !== null && dayRemaining / spec.perDay < minuteRemaining / spec.perMinute;
-  const retryAfter = dayRemaining <= 0 ? dayReset : minuteReset;
-  return dayBinds
-    ? { allowed, window: 'day', limit: spec.perDay!, remaining: dayRemaining, resetSeconds: dayReset, retryAfterSeconds: retryAfter }
-    : { allowed, window: 'minute', limit: spec.perMinute, remaining: minuteRemaining, resetSeconds: minuteReset, retryAfterSeconds: retryAfter };
 }

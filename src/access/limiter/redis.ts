@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisLink } from '../../bus/link.js';
 import { systemClock, type Clock } from '../../domain/clock.js';
 import type { Logger } from '../../log.js';
 import type { DayClock, LimitDecision, LimitSpec, SharedLimiter } from './limiter.js';
-import { decide } from './memory.js';
+import { decide } from './decision.js';
 import { takeQuota, type TakeReply } from './quota-script.js';
 
 const MINUTE_MS = 60_000;
@@ -18,8 +19,12 @@ const PREFETCH_NEXT_MS = 2000;
 /** Requests of one key waiting for quota at once; past this they are refused (a flood, not a client). */
 const MAX_WAITERS = 1000;
 const SWEEP_MS = 500;
-/** A key unused this long is forgotten (its quota was returned long before). */
+/** Redis losing counters is logged at most this often. */
+const RESTORE_LOG_MS = 60_000;
+/** A key unused this long is forgotten (its quota was returned long before), all but what it holds of its day. */
 const FORGET_MS = 120_000;
+/** How often day holdings of forgotten keys are pruned once their day is over. */
+const PRUNE_MS = 60_000;
 
 /** One key's quota on this node for one minute window. */
 class MinuteQuota {
@@ -38,6 +43,11 @@ class MinuteQuota {
   credit = 0;
   /** Admissions on this node this window, for the share it keeps to while Redis is away. */
   local = 0;
+  /**
+   * What this node has taken of the window as Redis last confirmed it: grants and charges, less
+   * what it handed back. Put back into a Redis that lost the window (see quota-script.ts).
+   */
+  held = 0;
   /** When Redis said nothing is left (epoch ms); null while quota may remain. */
   exhaustedAt: number | null = null;
   /** When this node last asked the others for their unused quota of this window; null before it did. */
@@ -61,6 +71,8 @@ class KeyQuota {
   inflightDay = 0;
   dayCount = 0;
   localDay = 0;
+  /** What this node has taken of the day window as Redis last confirmed it (as `MinuteQuota.held`). */
+  heldDay = 0;
   dayExhausted = false;
   /** Until when Redis is not asked for this key after a failed exchange (epoch ms). */
   failedUntil = 0;
@@ -128,6 +140,16 @@ export class RedisLimiter implements SharedLimiter {
   private readonly logger: Logger;
   private readonly sweeper: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
+  private readonly stopWatching: () => void;
+  /** This node's name in the windows' holder hashes: one per limiter, as what it holds lives in this process only. */
+  private readonly node = randomBytes(6).toString('base64url');
+  private restoreLoggedAt = -Infinity;
+  /**
+   * What this node holds of the day window of keys it forgot (unused for a while): kept until the
+   * day ends, a few numbers a key, so a Redis that loses the day's counters gets it back.
+   */
+  private readonly dayHoldings = new Map<string, { dayEnds: number; held: number; spec: LimitSpec }>();
+  private nextPrune = 0;
 
   constructor(
     private readonly link: RedisLink,
@@ -140,6 +162,9 @@ export class RedisLimiter implements SharedLimiter {
     this.sweeper = setInterval(() => this.sweep(this.clock.now()), SWEEP_MS);
     this.sweeper.unref();
     this.unsubscribe = link.subscribe(STARVED_CHANNEL, (message) => this.onStarved(message));
+    this.stopWatching = link.onState((state) => {
+      if (state === 'ready') this.reassert();
+    });
   }
 
   get healthy(): boolean {
@@ -148,10 +173,7 @@ export class RedisLimiter implements SharedLimiter {
 
   consume(keyId: string, spec: LimitSpec, now: number): LimitDecision | Promise<LimitDecision> {
     let quota = this.quotas.get(keyId);
-    if (!quota) {
-      quota = new KeyQuota(keyId, spec, this.days.nextMidnight(now), now);
-      this.quotas.set(keyId, quota);
-    }
+    if (!quota) quota = this.remember(keyId, spec, now);
     quota.spec = spec;
     quota.lastUsedAt = now;
     this.roll(quota, now);
@@ -161,10 +183,16 @@ export class RedisLimiter implements SharedLimiter {
     return new Promise((resolve) => quota.waiters.push(resolve));
   }
 
+  /** Whether the limiter holds live state for the key (it forgets keys left unused; for tests and diagnostics). */
+  tracks(keyId: string): boolean {
+    return this.quotas.has(keyId);
+  }
+
   /** Stop, handing every unused slice back so the other nodes can use it. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.unsubscribe();
+    this.stopWatching();
     await Promise.all([...this.quotas.values()].flatMap((quota) => [quota.current.exchanging, quota.next?.exchanging]));
     if (this.link.state !== 'ready') return;
     const now = this.clock.now();
@@ -289,7 +317,7 @@ export class RedisLimiter implements SharedLimiter {
       quota.dayEnds = this.days.nextMidnight(now);
       quota.current = new MinuteQuota(minuteEnd(now), quota.dayEnds);
       quota.next = null;
-      quota.owedDay = quota.inflightDay = quota.dayCount = quota.localDay = 0;
+      quota.owedDay = quota.inflightDay = quota.dayCount = quota.localDay = quota.heldDay = 0;
       quota.dayExhausted = false;
       return;
     }
@@ -312,14 +340,45 @@ export class RedisLimiter implements SharedLimiter {
     minute.lease = 0;
   }
 
-  /** One exchange with Redis for a window: settle what is owed, take `want` more. Never rejects; resolves once settled. */
-  private exchange(quota: KeyQuota, minute: MinuteQuota, want: number): Promise<void> {
+  /** A key seen (again): a fresh state, with what this node still holds of its day if it was forgotten today. */
+  private remember(keyId: string, spec: LimitSpec, now: number): KeyQuota {
+    const quota = new KeyQuota(keyId, spec, this.days.nextMidnight(now), now);
+    const kept = this.dayHoldings.get(keyId);
+    if (kept) {
+      this.dayHoldings.delete(keyId);
+      if (kept.dayEnds === quota.dayEnds) quota.heldDay = kept.held;
+    }
+    this.quotas.set(keyId, quota);
+    return quota;
+  }
+
+  /**
+   * Connected again, maybe to a Redis that restarted empty: every window this node holds part of
+   * is made sure of at once (an exchange puts back what Redis lost), not at the key's next request,
+   * so another node's traffic cannot take that part meanwhile. Forgotten keys holding part of
+   * today are brought back for it.
+   */
+  private reassert(): void {
+    const now = this.clock.now();
+    for (const [keyId, kept] of [...this.dayHoldings]) if (kept.dayEnds > now) this.remember(keyId, kept.spec, now);
+    for (const quota of this.quotas.values()) {
+      for (const minute of [quota.current, quota.next]) {
+        if (minute && (minute.held > 0 || (minute.dayEnds === quota.dayEnds && quota.heldDay > 0))) void this.exchange(quota, minute, 0, true);
+      }
+    }
+  }
+
+  /**
+   * One exchange with Redis for a window: settle what is owed, take `want` more (`check`: even
+   * when there is neither, to put back what Redis lost). Never rejects; resolves once settled.
+   */
+  private exchange(quota: KeyQuota, minute: MinuteQuota, want: number, check = false): Promise<void> {
     if (minute.exchanging) return minute.exchanging;
     const sameDay = minute.dayEnds === quota.dayEnds;
     const { spec } = quota;
     const minuteDelta = minute.owed;
     const dayDelta = sameDay && spec.perDay !== null ? quota.owedDay : 0;
-    if (want <= 0 && minuteDelta === 0 && dayDelta === 0) return Promise.resolve();
+    if (want <= 0 && minuteDelta === 0 && dayDelta === 0 && !check) return Promise.resolve();
     const now = this.clock.now();
     minute.owed = 0;
     minute.inflight = minuteDelta;
@@ -336,6 +395,10 @@ export class RedisLimiter implements SharedLimiter {
     const settled = takeQuota(this.link.client, {
       minuteKey: this.link.key(`rl:${quota.keyId}:m:${minute.ends}`),
       dayKey: spec.perDay === null ? null : this.link.key(`rl:${quota.keyId}:d:${minute.dayEnds}`),
+      node: this.node,
+      minuteHeld: minute.held,
+      // A minute of a day already gone by (the day rolled during the exchange) speaks only for its minute.
+      dayHeld: sameDay ? quota.heldDay : 0,
       perMinute: spec.perMinute,
       perDay: spec.perDay,
       minuteDelta,
@@ -368,7 +431,12 @@ export class RedisLimiter implements SharedLimiter {
       minute.owed += minuteDelta;
       if (sameDay) quota.owedDay += dayDelta;
       quota.failedUntil = now + FAILED_BACKOFF_MS;
-    } else if (minute !== quota.current && minute !== quota.next) {
+      return this.answerWaiters(quota, now);
+    }
+    minute.held = Math.max(0, minute.held + minuteDelta + reply.granted);
+    if (sameDay && quota.spec.perDay !== null) quota.heldDay = Math.max(0, quota.heldDay + dayDelta + reply.granted);
+    if (reply.restored > 0) this.restored(quota, reply.restored, now);
+    if (minute !== quota.current && minute !== quota.next) {
       // Granted to a minute already gone by: the day's share of it goes back.
       if (sameDay && quota.spec.perDay !== null) quota.owedDay -= reply.granted;
     } else {
@@ -391,12 +459,23 @@ export class RedisLimiter implements SharedLimiter {
         this.link.client.publish(this.link.key(STARVED_CHANNEL), `${minute.ends}:${quota.keyId}`).catch(() => {});
       }
     }
+    this.answerWaiters(quota, now);
+  }
+
+  /** After an exchange: move to the current window and answer whoever waited for it, as far as it allows. */
+  private answerWaiters(quota: KeyQuota, now: number): void {
     this.roll(quota, now);
     while (quota.waiters.length > 0) {
       const decision = this.decideNow(quota, now);
       if (!decision) break;
       quota.waiters.shift()!(decision);
     }
+  }
+
+  private restored(quota: KeyQuota, amount: number, now: number): void {
+    if (now - this.restoreLoggedAt < RESTORE_LOG_MS) return;
+    this.restoreLoggedAt = now;
+    this.logger.warn({ part: 'limiter', key: quota.keyId, restored: amount }, 'Redis had lost rate-limit counts (a restart?); this node put back what it had taken of the windows');
   }
 
   /**
@@ -423,13 +502,18 @@ export class RedisLimiter implements SharedLimiter {
     }
   }
 
-  /** Twice a second: charge what is owed (credit, quota handed back), forget keys long unused. */
+  /** Twice a second: charge what is owed (credit, quota handed back), forget keys long unused (keeping what they hold of their day). */
   private sweep(now: number): void {
+    if (now >= this.nextPrune) {
+      this.nextPrune = now + PRUNE_MS;
+      for (const [keyId, kept] of this.dayHoldings) if (kept.dayEnds <= now) this.dayHoldings.delete(keyId);
+    }
     for (const [keyId, quota] of this.quotas) {
       this.roll(quota, now);
       const settled = !quota.current.exchanging && quota.current.owed === 0 && quota.owedDay === 0 && quota.waiters.length === 0 && quota.current.lease === 0 && quota.next === null;
       if (now - quota.lastUsedAt >= FORGET_MS && settled) {
         this.quotas.delete(keyId);
+        if (quota.heldDay > 0 && quota.dayEnds > now) this.dayHoldings.set(keyId, { dayEnds: quota.dayEnds, held: quota.heldDay, spec: quota.spec });
         continue;
       }
       if (this.link.state !== 'ready' || now < quota.failedUntil) continue;

@@ -1,15 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendJsonText } from '../conditional.js';
 import { ApiError } from '../../domain/errors.js';
+import { Type } from '@sinclair/typebox';
+import { bearerCheck } from '../bearer.js';
+import { okHead } from '../../render/envelope.js';
 import type { AppDeps } from '../deps.js';
-import { errorResponses, HealthResponse, NoQuery } from '../schemas.js';
+import { ErrorSchema, errorResponses, HealthResponse, NoQuery } from '../schemas.js';
 
 /** What the probes read: an ingest-only process has these and nothing keyed. */
-export type ProbeDeps = Pick<AppDeps, 'time' | 'snapshots' | 'storeReachable' | 'metrics'>;
+export type ProbeDeps = Pick<AppDeps, 'time' | 'snapshots' | 'storeReachable' | 'metrics' | 'metricsToken'>;
 
 /** Probes and metrics: no key, never cached. */
 export function operationalRoutes(deps: ProbeDeps): FastifyPluginAsyncTypebox {
-  const ok = () => `{"success":true,"status":"ok","generated_at":"${deps.time.format(deps.time.now())}"}`;
+  const ok = () => `${okHead(deps.time.format(deps.time.now()))}}`;
   return async (app) => {
     app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive', querystring: NoQuery, response: { 200: HealthResponse } } }, async (_request, reply) =>
       sendJsonText(reply, ok()),
@@ -28,7 +31,17 @@ export function operationalRoutes(deps: ProbeDeps): FastifyPluginAsyncTypebox {
     );
 
     const metricsText = { description: 'Prometheus text exposition format', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } };
-    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', querystring: NoQuery, response: { 200: metricsText } } }, async (_request, reply) => {
+    // With NERKH_METRICS_TOKEN set, a scrape must bring it; checked first, before the query (as a key is).
+    const check = deps.metricsToken === null ? () => {} : bearerCheck(deps.metricsToken);
+    const metricsSchema = {
+      tags: ['operations'],
+      summary: 'Prometheus metrics',
+      description: 'Open unless the server sets NERKH_METRICS_TOKEN; then send it as `Authorization: Bearer <token>`.',
+      querystring: NoQuery,
+      security: [{}, { metricsToken: [] }] as Record<string, string[]>[],
+      response: { 200: metricsText, 401: Type.Ref(ErrorSchema, { description: 'The server asks for a metrics token and none, or another, came.' }) },
+    };
+    app.get('/metrics', { onRequest: async (request) => check(request.headers.authorization), schema: metricsSchema }, async (_request, reply) => {
       const text = await deps.metrics.registry.metrics();
       return reply.header('cache-control', 'no-store').header('content-type', deps.metrics.registry.contentType).send(text);
     });

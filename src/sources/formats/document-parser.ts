@@ -1,0 +1,37 @@
+import { SourceFormatError, type SourceData, type TimeRules } from '../source-data.js';
+
+/**
+ * What every format's reader is to the file and http sources: text fed in
+ * as it arrives, then the data once the last byte is in. `finishing` may
+ * pause (yield) so a large document never holds the event loop for long.
+ */
+export interface DocumentParser {
+  write(text: string): void;
+  finishing(rules: TimeRules): Generator<void, SourceData, void>;
+}
+
+/**
+ * The text of a document read whole: the formats that need all of it before
+ * they can read any (a JSON tree for JSONPath, an XML tree, CSV rows) collect
+ * it here. Its size is already bounded by `max_bytes` on the way in.
+ */
+export class WholeText {
+  private readonly parts: string[] = [];
+  private started = false;
+
+  write(text: string): void {
+    if (!this.started && text.length > 0) {
+      this.started = true;
+      // A byte-order mark is no part of the document, though editors write one.
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (text.length > 0) this.parts.push(text);
+  }
+
+  text(): string {
+    const whole = this.parts.join('');
+    this.parts.length = 0;
+    if (whole.trim().length === 0) throw new SourceFormatError('the document is empty');
+    return whole;
+  }
+}

@@ -1,0 +1,49 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { WorkerFailedError } from './errors.js';
+
+/** Threads per pool: one core is left to the event loop, at least one thread. */
+export const POOL_THREADS = Math.max(1, availableParallelism() - 1);
+
+/**
+ * A piscina pool of worker threads, started on the first task (a process that
+ * never asks starts no thread; idle threads end after a minute) or all at once
+ * by `warm` (a serving process, so no answer waits for a thread to start and
+ * load its modules: a second or more on a busy 2-core machine). A worker that
+ * dies fails its task with WorkerFailedError, not as the work's own error, and
+ * piscina starts another for the next.
+ */
+export class ThreadPool {
+  private pool: Piscina | null = null;
+  /** Tasks running now. */
+  running = 0;
+
+  constructor(private readonly filename: string) {}
+
+  warm(): void {
+    this.pool ??= new Piscina({ filename: this.filename, minThreads: POOL_THREADS, maxThreads: POOL_THREADS });
+  }
+
+  async run(task: unknown): Promise<unknown> {
+    this.pool ??= new Piscina({ filename: this.filename, minThreads: 0, maxThreads: POOL_THREADS, idleTimeout: 60_000 });
+    this.running++;
+    try {
+      return await this.pool.run(task);
+    } catch (error) {
+      throw new WorkerFailedError(error);
+    } finally {
+      this.running--;
+    }
+  }
+
+  /** The worker threads running now (tests stop one to see the pool recover). */
+  get threads(): readonly { terminate(): Promise<number> }[] {
+    return this.pool?.threads ?? [];
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.destroy();
+  }
+}
