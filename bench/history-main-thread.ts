@@ -26,7 +26,7 @@ import { HistoryAnswers, type HistoryQuestion } from '../src/render/history-answ
 import { HistoryRepository, type StoredCandle } from '../src/store/history.js';
 import { RangeReadPool } from '../src/store/range-pool.js';
 import { Store } from '../src/store/store.js';
-import { mainThreadCpuMs } from '../test/support/thread-cpu.js';
+import { threadCpuMs } from '../src/domain/thread-cpu.js';
 
 const M = 60_000;
 const NOW = Date.parse('2026-11-21T10:30:00Z');
@@ -109,11 +109,11 @@ function latestRange(): HistoryQuestion {
 }
 
 async function block(side: Side, ask: () => HistoryQuestion): Promise<{ mainMs: number; processMs: number }> {
-  const cpu = mainThreadCpuMs();
+  const cpu = threadCpuMs();
   const usage = process.cpuUsage();
   for (let i = 0; i < PER_BLOCK; i++) await side.answer(ask());
   const used = process.cpuUsage(usage);
-  return { mainMs: (mainThreadCpuMs() - cpu) / PER_BLOCK, processMs: (used.user + used.system) / 1000 / PER_BLOCK };
+  return { mainMs: (threadCpuMs() - cpu) / PER_BLOCK, processMs: (used.user + used.system) / 1000 / PER_BLOCK };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
@@ -157,12 +157,12 @@ async function dialect(name: string, databaseUrl: string | null): Promise<string
     if (databaseUrl) {
       // The floor of the other PostgreSQL design (query on the event loop, render in a worker): the query alone, rows parsed here.
       const repository = new HistoryRepository(old.store.connection.db);
-      const cpu = mainThreadCpuMs();
+      const cpu = threadCpuMs();
       for (let i = 0; i < PER_BLOCK; i++) {
         const question = randomRange();
         await repository.range('minute', question.reference.key, question.from, question.to);
       }
-      lines.push(`| ${name}: the 1,000-row query alone on the event loop | ${((mainThreadCpuMs() - cpu) / PER_BLOCK).toFixed(2)} | | | | |`);
+      lines.push(`| ${name}: the 1,000-row query alone on the event loop | ${((threadCpuMs() - cpu) / PER_BLOCK).toFixed(2)} | | | | |`);
     }
   } finally {
     for (const { store, dir } of [old, fresh]) {

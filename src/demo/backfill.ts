@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { rollUp, type Candle } from '../domain/candle.js';
+import { threadCpuMs } from '../domain/thread-cpu.js';
 import type { ZoneTime } from '../domain/time.js';
 import { Buckets } from '../history/buckets.js';
 import type { Logger } from '../log.js';
@@ -30,7 +31,7 @@ export interface BackfillOptions {
   stopped?: () => boolean;
 }
 
-/** What a backfill wrote, and the longest it held the event loop (CPU time of its longest chunk, which no busy machine inflates). */
+/** What a backfill wrote, and the longest it held the event loop (the main thread's CPU time in its longest chunk, which no busy machine inflates). */
 export interface BackfillSummary {
   candles: number;
   chunks: number;
@@ -79,7 +80,7 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
   for (const reference of catalogue.references) {
     if (options.stopped?.()) return null;
     const began = performance.now();
-    const cpu = process.cpuUsage();
+    const cpuBefore = threadCpuMs();
     const level = levels[reference.source_key];
     if (level === undefined) continue;
     const text = (value: number) => String(roundLike(value, level));
@@ -100,11 +101,11 @@ export async function writeDemoPast(repository: HistoryRepository, catalogue: Ca
     // Fenced like the recorder's own writes: a leadership that lost its lease stops here.
     const written = repository.write(rows, true, options.epoch ?? null);
     // Up to the write's first wait: with SQLite, the whole chunk.
-    const used = process.cpuUsage(cpu);
+    const usedMs = threadCpuMs() - cpuBefore;
     await written;
     summary.candles += rows.length;
     summary.chunks++;
-    summary.longestChunkCpuMs = Math.max(summary.longestChunkCpuMs, (used.user + used.system) / 1000);
+    summary.longestChunkCpuMs = Math.max(summary.longestChunkCpuMs, usedMs);
     // Rest as long as the chunk took: at most half of the event loop goes to the past, the rest to serving.
     await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_REST_MS, performance.now() - began)));
   }

@@ -12,7 +12,7 @@ import { compress, type Encoding } from '../../src/render/compression.js';
 import type { StoredCandle } from '../../src/store/history.js';
 import { Store } from '../../src/store/store.js';
 import { dialects } from '../support/harness.js';
-import { mainThreadCpuMs } from '../support/thread-cpu.js';
+import { threadCpuMs } from '../../src/domain/thread-cpu.js';
 import { openFresh, snapshotOf } from './fixtures.js';
 
 const M = 60_000;
@@ -104,11 +104,11 @@ for (const dialect of dialects()) {
       const run = async (answers: HistoryAnswers, offset: number) => {
         let fired = false;
         const timer = setTimeout(() => (fired = true), 0);
-        const cpu = mainThreadCpuMs();
+        const cpu = threadCpuMs();
         const answer = await answers.answer(ask('eur_free', '1m', NOW - (offset + 1000) * M, NOW - offset * M, { encoding: 'gzip' }));
         // On the event loop the body is then compressed there too (writeRendered); from a worker it comes compressed.
         if (answer.encoded === null) compress(bodyOf(answer), 'gzip');
-        const spent = mainThreadCpuMs() - cpu;
+        const spent = threadCpuMs() - cpu;
         clearTimeout(timer);
         assert.ok(bodyOf(answer).length > 100_000, 'not a large answer');
         return { fired, active: spent };
