@@ -16,6 +16,8 @@ import { pathToFileURL } from 'node:url';
 import { measure, type Measurement } from './load.js';
 import { dropSchema, getOnce, HISTORY_REFERENCES, measureRanges, metric, postgresBytes, randomRanges, seedHistory, type RangeMeasurement, type SeedResult } from './history.js';
 import { BIN, cpuTime, freePort, median, memory, resetPeak, ROOT, SERVE_FLAGS, startChild, startServer, writeSources } from './processes.js';
+import { popularRanges, type PopularFigures } from './history-popular.js';
+import { streamBeforeAfter } from './stream-before.js';
 import { streamBench } from './stream.js';
 import { removePrefix } from '../test/support/redis.js';
 
@@ -284,6 +286,7 @@ interface HistoryFigures {
   sqlite_mb_per_reference_year: number;
   postgres_mb_per_reference_year: number | null;
   ranges: ({ interval: string; cpuMsPerRequest: number } & RangeMeasurement)[];
+  popular: PopularFigures;
   recording: { seconds: number; recorder_percent_of_core: number; process_percent_of_core: number};
 }
 
@@ -311,6 +314,7 @@ async function historyPart(base: string, key: string, seed: SeedResult, work: st
     ranges.push({ interval, ...result, cpuMsPerRequest: Number(cpuMs.toFixed(2)) });
     console.log(`history ${interval} × 1,000 candles, random ranges: ${Math.round(result.rps)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  non-2xx ${result.non2xx}  server CPU ${cpuMs.toFixed(2)} ms/request`);
   }
+  const popular = await popularRanges(base, key, work, children, ROUNDS, SECONDS, CONNECTIONS);
   let postgres: number | null = null;
   if (HISTORY_DATABASE_URL) {
     const schema = `nerkh_bench_history_${process.pid}`;
@@ -327,6 +331,7 @@ async function historyPart(base: string, key: string, seed: SeedResult, work: st
     sqlite_mb_per_reference_year: Number((seed.bytes / seed.references / 1e6).toFixed(2)),
     postgres_mb_per_reference_year: postgres === null ? null : Number(postgres.toFixed(2)),
     ranges,
+    popular,
     recording: await recordingCost(work, children),
   };
 }
@@ -371,6 +376,11 @@ function reportHistory(history: HistoryFigures) {
   console.log('');
   console.log(`history: ${history.references} references × a year seeded in ${history.seed_seconds} s; SQLite ${history.sqlite_mb_per_reference_year} MB per reference-year` + (history.postgres_mb_per_reference_year === null ? '' : `, PostgreSQL ${history.postgres_mb_per_reference_year} MB`));
   for (const r of history.ranges) console.log(`  ${r.interval.padEnd(4)} ranges of 1,000 candles: ${Math.round(r.rps)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, non-2xx ${r.non2xx}, server CPU ${r.cpuMsPerRequest} ms/request`);
+  const { popular } = history;
+  console.log(
+    `  popular ranges (latest 1,000 hourly candles of ${popular.paths} references, ${popular.body_bytes} bytes each): ${popular.ratio_median.toFixed(3)}× a bare node:http server writing the same bytes ` +
+      `(median of ${popular.rounds.length} rounds; target ≥ 0.5: ${popular.ratio_median >= 0.5 ? 'met' : 'NOT met'})`,
+  );
   const worst = Math.max(...history.ranges.map((r) => r.p99Ms));
   console.log(`history target (p99 ≤ 20 ms for random 1,000-candle ranges at ${CONNECTIONS} connections): ${worst <= 20 ? 'met' : 'NOT met'} (worst interval ${worst.toFixed(2)} ms)`);
   const rec = history.recording;
@@ -444,4 +454,8 @@ async function seedAccounts(env: NodeJS.ProcessEnv, count: number, storeModule: 
 
 await main();
 // The push stream's figures, on a server of its own (bench/stream.ts); BENCH_STREAMS=0 leaves them out.
-if (process.env.BENCH_STREAMS !== '0') await streamBench();
+// With BENCH_BEFORE, for both builds in turn (bench/stream-before.ts).
+if (process.env.BENCH_STREAMS !== '0') {
+  if (BEFORE) await streamBeforeAfter(BEFORE);
+  else await streamBench();
+}

@@ -27,7 +27,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { measure, type Measurement } from './load.js';
-import { BIN, cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer, writeSources } from './processes.js';
+import { cpuTime, freePort, median, memory, openFileLimit, resetPeak, ROOT, startChild, startServer, writeSources } from './processes.js';
 import { bareAnchor, nchanAnchor, type AnchorResult } from './stream-anchors.js';
 import { openStreams, reports as clientReports, resetClients, startClient } from './stream-clients.js';
 import { lagDuring, latencies, type Change, type Lag } from './stream-latency.js';
@@ -46,7 +46,23 @@ const LAG_P99_MS = 20;
 /** A board's worth of rates: the stream and the detail requests ask for the same ten. */
 const KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
 
-export async function streamBench(): Promise<boolean> {
+/** One run of the stream bench: by default this build, with the anchors, its result written to bench/results/stream.json. */
+export interface StreamBenchOptions {
+  /** The build to serve (its bin/nerkh.js) and the store module that seeds its accounts (an earlier build opens only a store it made). */
+  root?: string;
+  storeModule?: string;
+  anchors?: boolean;
+  /** False: the result is only returned (a before/after comparison writes its own summary). */
+  write?: boolean;
+}
+
+export type StreamResult = Awaited<ReturnType<typeof runStreamBench>>;
+
+export async function streamBench(options: StreamBenchOptions = {}): Promise<boolean> {
+  return (await runStreamBench(options)).target_met;
+}
+
+export async function runStreamBench({ root = ROOT, storeModule = '../src/store/store.js', anchors: withAnchors = ANCHORS, write = true }: StreamBenchOptions = {}) {
   const work = mkdtempSync(join(tmpdir(), 'nerkh-bench-stream-'));
   const children: ChildProcess[] = [];
   const cleanup = () => {
@@ -57,10 +73,10 @@ export async function streamBench(): Promise<boolean> {
     const loadStart1 = loadavg()[0]!;
     const env = environment(work);
     writeSources(work);
-    const keys = await seed(env);
+    const keys = await seed(env, storeModule);
     const probePort = await freePort();
     const probeUrl = `http://127.0.0.1:${probePort}`;
-    const server = await startServer({ ...env, NERKH_BENCH_PROBE_PORT: String(probePort) }, children, BIN, ['--import', pathToFileURL(join(ROOT, 'bench', 'lag-probe.mjs')).href]);
+    const server = await startServer({ ...env, NERKH_BENCH_PROBE_PORT: String(probePort) }, children, join(root, 'bin', 'nerkh.js'), ['--import', pathToFileURL(join(ROOT, 'bench', 'lag-probe.mjs')).href]);
     const serverPid = server.child.pid!;
     const needed = STREAMS + 1_000;
     for (const [who, limit] of [['the server', openFileLimit(serverPid)], ['this process', openFileLimit('self')]] as const) {
@@ -132,7 +148,7 @@ export async function streamBench(): Promise<boolean> {
     server.child.kill('SIGKILL');
     await resetClients(clients);
     const anchors: AnchorResult[] = [];
-    if (ANCHORS) {
+    if (withAnchors) {
       const setup = {
         clients,
         children,
@@ -178,11 +194,13 @@ export async function streamBench(): Promise<boolean> {
     result.target_met =
       ok === STREAMS && quiet.p99_ms !== null && bare?.latency.p99_ms != null && quiet.p99_ms <= BARE_FACTOR * bare.latency.p99_ms && lagQuiet.p99_ms !== null && lagQuiet.p99_ms <= LAG_P99_MS && openRss.rss <= 400;
     print(result);
-    const out = join(ROOT, 'bench', 'results', 'stream.json');
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
-    console.log(`results written to ${out}`);
-    return result.target_met;
+    if (write) {
+      const out = join(ROOT, 'bench', 'results', 'stream.json');
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
+      console.log(`results written to ${out}`);
+    }
+    return result;
   } finally {
     cleanup();
   }
@@ -261,8 +279,8 @@ function environment(work: string): NodeJS.ProcessEnv {
 }
 
 /** Two accounts through the real store: one for detail requests, one whose plan allows the streams. */
-async function seed(env: NodeJS.ProcessEnv): Promise<{ detail: string; stream: string }> {
-  const { Store } = await import('../src/store/store.js');
+async function seed(env: NodeJS.ProcessEnv, storeModule: string): Promise<{ detail: string; stream: string }> {
+  const { Store } = (await import(storeModule)) as typeof import('../src/store/store.js');
   const store = await Store.open({ databaseUrl: null, dataDir: env.NERKH_DATA_DIR! });
   try {
     const keyOf = async (name: string, plan: string) => (await store.keys.issue((await store.accounts.create(name, plan)).id, { label: 'bench' })).key;
