@@ -32,13 +32,21 @@ export function startChild(children: ChildProcess[], command: string, args: stri
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
     children.push(child);
     let output = '';
+    let started = false;
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (ready.test(output)) resolvePromise(child);
+      if (!started && ready.test(output)) {
+        started = true;
+        resolvePromise(child);
+      }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
+    child.on('exit', (code) => {
+      if (!started) reject(new Error(`${args[0]} exited with ${code}: ${output}`));
+      // A child that ends on its own mid-run says why (the bench kills its children with signals).
+      else if (code !== null) console.error(`${args[0]} exited with ${code} during the run; its last output:\n${output.slice(-4000)}`);
+    });
     setTimeout(() => reject(new Error(`${args[0]} did not start: ${output}`)), timeoutMs).unref();
   });
 }

@@ -20,12 +20,17 @@ export class ThreadPool {
 
   constructor(private readonly filename: string) {}
 
+  /** Errors of threads outside any task (a thread that could not start), the first one kept. */
+  readonly outsideTasks = { count: 0, first: null as Error | null };
+
   warm(): void {
-    this.pool ??= new Piscina({ filename: this.filename, minThreads: POOL_THREADS, maxThreads: POOL_THREADS });
+    this.pool ??= this.start({ minThreads: POOL_THREADS, maxThreads: POOL_THREADS });
   }
 
   async run(task: unknown): Promise<unknown> {
-    this.pool ??= new Piscina({ filename: this.filename, minThreads: 0, maxThreads: POOL_THREADS, idleTimeout: 60_000 });
+    this.pool ??= this.start({ minThreads: 0, maxThreads: POOL_THREADS, idleTimeout: 60_000 });
+    // Threads that failed as they started and none running: the task would wait for a thread forever.
+    if (this.outsideTasks.first !== null && this.pool.threads.length === 0) throw new WorkerFailedError(this.outsideTasks.first);
     this.running++;
     try {
       return await this.pool.run(task);
@@ -34,6 +39,23 @@ export class ThreadPool {
     } finally {
       this.running--;
     }
+  }
+
+  /**
+   * Piscina emits a thread's error outside a task (one that failed as it
+   * started, say) as an 'error' event, which unheard ends the process: here it
+   * is counted and the first one written to stderr once, and the tasks fail as
+   * WorkerFailedError (503) while no thread can run them.
+   */
+  private start(sizes: { minThreads: number; maxThreads: number; idleTimeout?: number }): Piscina {
+    const pool = new Piscina({ filename: this.filename, ...sizes });
+    pool.on('error', (error: Error) => {
+      if (this.outsideTasks.count++ === 0) {
+        this.outsideTasks.first = error;
+        process.emitWarning(`a worker thread (${this.filename}) failed outside a task: ${error.message}`, 'ThreadPoolWarning');
+      }
+    });
+    return pool;
   }
 
   /** The worker threads running now (tests stop one to see the pool recover). */
