@@ -22,6 +22,7 @@ const FIGURES: { name: string; higher: boolean; read: (r: StreamResult) => numbe
   { name: 'RSS at all streams (MB)', higher: false, read: (r) => r.rss_mb.at_streams },
   { name: 'detail / baseline, no streams', higher: true, read: (r) => r.detail_without_streams.ratio },
   { name: 'detail / baseline, streams open', higher: true, read: (r) => r.detail_with_streams.ratio },
+  { name: 'detail p99, streams open (ms)', higher: false, read: (r) => r.detail_with_streams.detail_p99_ms },
 ];
 
 export async function streamBeforeAfter(before: string): Promise<void> {
