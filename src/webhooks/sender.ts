@@ -52,6 +52,14 @@ export class WebhookSender {
   private warnedAt = -Infinity;
   /** Attempts under way, by delivery id, and how many per endpoint. */
   private readonly inflight = new Map<string, Promise<void>>();
+  /**
+   * When each attempt ended (a sequence number), kept until the outbox has been
+   * read again since: a list read while an attempt was under way may show that
+   * delivery still due after its attempt recorded and left `inflight`, and
+   * must not send it a second time.
+   */
+  private readonly ended = new Map<string, number>();
+  private endings = 0;
   private readonly perEndpoint = new Map<string, number>();
   private readonly abort = new AbortController();
   private readonly concurrency: number;
@@ -107,11 +115,16 @@ export class WebhookSender {
       // Whether something due was not started (no slot, or under way still): an attempt's end wakes the sender for it.
       let waiting = this.inflight.size >= this.concurrency;
       if (!waiting) {
+        const readAfter = this.endings;
         for (const delivery of await webhooks.due(time.now(), this.concurrency * 5)) {
           if (this.stopped) break;
-          if (this.inflight.has(delivery.id) || this.inflight.size >= this.concurrency || (this.perEndpoint.get(delivery.endpoint_id) ?? 0) >= PER_ENDPOINT) waiting = true;
+          // Ended while the list was read: the list may predate its record (the ending woke the sender, which reads again).
+          const endedDuringRead = (this.ended.get(delivery.id) ?? 0) > readAfter;
+          if (endedDuringRead || this.inflight.has(delivery.id) || this.inflight.size >= this.concurrency || (this.perEndpoint.get(delivery.endpoint_id) ?? 0) >= PER_ENDPOINT) waiting = true;
           else this.begin(delivery);
         }
+        // Endings before this read are in what it saw; no later read can predate them.
+        for (const [id, at] of this.ended) if (at <= readAfter) this.ended.delete(id);
       }
       if (this.stopped) return;
       const nextDue = await webhooks.nextDue();
@@ -132,6 +145,7 @@ export class WebhookSender {
       .catch((error: unknown) => this.warn(error))
       .finally(() => {
         this.inflight.delete(delivery.id);
+        this.ended.set(delivery.id, ++this.endings);
         const left = (this.perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
         if (left > 0) this.perEndpoint.set(delivery.endpoint_id, left);
         else this.perEndpoint.delete(delivery.endpoint_id);

@@ -25,6 +25,7 @@ export const PLANS = {
   wide: { ...streaming, max_references: null },
   narrow: { ...streaming, max_references: 2, default_references: ['usd_free', 'eur_free'] },
   brief: { ...streaming, max_references: null, max_stream_seconds: BRIEF_SECONDS },
+  alerting: { ...streaming, services: [...streaming.services, 'alerts'], max_references: null },
 };
 
 /** A config file with one file source at `sourcePath` and PLANS. */

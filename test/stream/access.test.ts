@@ -100,6 +100,22 @@ describe('open streams follow their key on one embedded node', () => {
     }
   });
 
+  it('a plan that drops alerts ends the streams with rules (SERVICE_NOT_ACTIVE within 2 s) and keeps the others', async (t) => {
+    const alerting = await keyFor('alerting', 'alerting');
+    const withRules = await connect(alerting.key, `?keys=usd_free&alerts=${encodeURIComponent('usd_free>=1')}`);
+    const withoutRules = await connect(alerting.key, '?keys=usd_free');
+    await cliOk(cliEnv, ['accounts', 'set', 'alerting', '--plan', 'wide']);
+    const changedAt = Date.now();
+    const envelope = envelopeOf(await withRules.end(WITHIN_MS + 1000));
+    assert.equal(envelope.error, 'SERVICE_NOT_ACTIVE');
+    assert.match(envelope.message, /alerts service is not included in the wide plan/);
+    assert.ok(withRules.endedAt! - changedAt <= WITHIN_MS, `ended ${withRules.endedAt! - changedAt} ms after the CLI returned`);
+    t.diagnostic(`the stream with rules ended ${withRules.endedAt! - changedAt} ms after the CLI returned`);
+    // The same key's stream without rules needs only `stream`, which the new plan keeps.
+    await new Promise((resolve) => setTimeout(resolve, CHECK_MS + 500));
+    assert.equal(withoutRules.endedAt, null, 'the stream without rules stays open');
+  });
+
   it('a plan with fewer references narrows each stream to what it allows, with a fresh snapshot, or ends one left with none', async (t) => {
     const { key } = await keyFor('narrowed', 'wide');
     const whole = await connect(key);
@@ -162,7 +178,7 @@ describe('open streams follow their key on one embedded node', () => {
 
   it('counts the streams it ended, and those it narrowed, in /metrics', async () => {
     const metrics = (await get(server.base, '/metrics')).text;
-    assert.match(metrics, /^nerkh_stream_ended_total\{reason="refused"\} 6$/m);
+    assert.match(metrics, /^nerkh_stream_ended_total\{reason="refused"\} 7$/m);
     assert.match(metrics, /^nerkh_stream_ended_total\{reason="lifetime"\} [1-9]\d*$/m);
     assert.match(metrics, /^nerkh_stream_reselected_total 3$/m);
   });
