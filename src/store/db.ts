@@ -93,11 +93,24 @@ export async function migrate(connection: Connection): Promise<void> {
   if (connection.schema) await sql.raw(`create schema if not exists ${connection.schema}`).execute(connection.db);
   // Name the schema: Kysely otherwise looks for its own tables by name in every schema and can see another run's.
   const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect), ...(connection.schema ? { migrationTableSchema: connection.schema } : {}) });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // Kysely finds its migration table by listing the tables of every schema: a schema another store drops
+  // meanwhile (other tenants of one database, parallel test runs) fails that listing. Nothing of ours
+  // was touched, so it is simply asked again.
+  for (let retry = 1; error && retry <= 5 && otherSchemaVanished(error, connection.schema); retry++) {
+    await new Promise((resolve) => setTimeout(resolve, 50 * retry));
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
   }
+}
+
+/** PostgreSQL's "schema … does not exist" (3F000) naming a schema that is not this store's. */
+function otherSchemaVanished(error: unknown, schema: string | undefined): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === '3F000' && typeof message === 'string' && !(schema !== undefined && message.includes(`"${schema}"`));
 }
 
 /** The embedded database file inside a data directory. */
