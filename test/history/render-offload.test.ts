@@ -120,14 +120,18 @@ for (const dialect of dialects()) {
       // Warm: the pool's thread is started and has loaded its modules.
       await run(pooled, 12_000);
       const offloadedMs: number[] = [];
+      // A worker that answers before the loop reaches its check phase (blocks it holds, a fast query) lets
+      // an answer arrive in the same turn: the loop must turn during some answers, not necessarily each.
+      let turned = 0;
       const inThreadMs: number[] = [];
       for (let i = 1; i <= 9; i++) {
         // Alternating, so a busy moment of a shared machine falls on both alike; medians, so one collection or descheduling does not decide.
         const offloaded = await run(pooled, i * 1000);
-        assert.ok(offloaded.fired, 'the event loop did not turn while the range was rendered in a worker');
+        if (offloaded.fired) turned++;
         offloadedMs.push(offloaded.active);
         inThreadMs.push((await run(inThread, i * 1000 + 500)).active);
       }
+      assert.ok(turned > 0, 'the event loop never turned while a range was rendered in a worker');
       assert.ok(median(offloadedMs) < median(inThreadMs) / 2, `main-thread CPU per answer (median): ${median(offloadedMs).toFixed(2)} ms with workers, ${median(inThreadMs).toFixed(2)} ms without`);
     });
 
