@@ -2,6 +2,9 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { WorkerFailedError } from './errors.js';
 
+/** How long after a thread failed to start, with none running, tasks are refused at once. */
+const FAILING_REFUSE_MS = 10_000;
+
 /** Threads per pool: one core is left to the event loop, at least one thread. */
 export const POOL_THREADS = Math.max(1, availableParallelism() - 1);
 
@@ -22,6 +25,8 @@ export class ThreadPool {
 
   /** Errors of threads outside any task (a thread that could not start), the first one kept. */
   readonly outsideTasks = { count: 0, first: null as Error | null };
+  /** When the latest such error came, unless a task has succeeded since (a thread started after all). */
+  private failingSince: number | null = null;
 
   warm(): void {
     this.pool ??= this.start({ minThreads: POOL_THREADS, maxThreads: POOL_THREADS });
@@ -29,11 +34,16 @@ export class ThreadPool {
 
   async run(task: unknown): Promise<unknown> {
     this.pool ??= this.start({ minThreads: 0, maxThreads: POOL_THREADS, idleTimeout: 60_000 });
-    // Threads that failed as they started and none running: the task would wait for a thread forever.
-    if (this.outsideTasks.first !== null && this.pool.threads.length === 0) throw new WorkerFailedError(this.outsideTasks.first);
+    // Threads failing as they start and none running: the task would wait for a thread that never comes.
+    // Only for a while after such a failure, so one passing failure does not refuse every later task.
+    if (this.failingSince !== null && Date.now() - this.failingSince < FAILING_REFUSE_MS && this.pool.threads.length === 0) {
+      throw new WorkerFailedError(this.outsideTasks.first);
+    }
     this.running++;
     try {
-      return await this.pool.run(task);
+      const result = await this.pool.run(task);
+      this.failingSince = null;
+      return result;
     } catch (error) {
       throw new WorkerFailedError(error);
     } finally {
@@ -50,6 +60,7 @@ export class ThreadPool {
   private start(sizes: { minThreads: number; maxThreads: number; idleTimeout?: number }): Piscina {
     const pool = new Piscina({ filename: this.filename, ...sizes });
     pool.on('error', (error: Error) => {
+      this.failingSince = Date.now();
       if (this.outsideTasks.count++ === 0) {
         this.outsideTasks.first = error;
         process.emitWarning(`a worker thread (${this.filename}) failed outside a task: ${error.message}`, 'ThreadPoolWarning');
