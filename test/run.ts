@@ -1,30 +1,55 @@
 /**
  * The last step of `npm test`: check the services, then run the test files
- * (all of them, or those named: `npm test -- test/bus/wire.test.ts`) with
- * `node --test`.
+ * (all of them, or those named: `npm test -- test/bus/wire.test.ts`), each in
+ * a process of its own, several at a time, timing each file.
  *
  * PostgreSQL and Redis are found through NERKH_TEST_DATABASE_URL and
  * NERKH_TEST_REDIS_URL, or the local services when those are unset. One that
  * does not answer stops the run before any test, with one line saying what to
  * start or export — unless NERKH_TEST_SKIP_SERVICES=1, when the tests needing
  * it are skipped and the run ends by saying how many.
+ *
+ * Why not `node --test` with `--test-concurrency`: it cannot say how long each
+ * file took, nor keep the heavy files (test/support/schedule.ts) from running
+ * side by side. Each file runs as `node --import tsx <file>`, which is what
+ * `node --test` does for it too, with Node's spec reporter; its output is
+ * printed whole when it ends, so files running together never interleave.
  */
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkServices, problemLine, redact } from './support/preflight.js';
 import { SERVICES, SKIP_SERVICES_VARIABLE, skippingServices } from './support/services.js';
+import { orderFiles, testFiles, weightOf } from './support/schedule.js';
 
-/**
- * A hung test must not hold CI until its own limit: Node 20 applies this to a
- * whole file, Node 22 and later to each test, so it is sized for the longest
- * file (the fault and scale-out files take one to three minutes on a busy machine).
- */
-const TEST_TIMEOUT_MS = 600_000;
-const CONCURRENCY = 2;
+/** A file still running after this is stopped and fails the run: a hang, never a slow machine (the slowest file takes well under a minute). */
+const FILE_DEADLINE_MS = 300_000;
+/** How much "weight" may run at once; a light file weighs 1, a heavy one more (test/support/schedule.ts). */
+const CAPACITY = Number(process.env.NERKH_TEST_CAPACITY) || Math.max(4, cpus().length * 2);
+const SLOWEST_SHOWN = 15;
+/** GNU time, where installed, reports the CPU each file used (its servers and commands included): what chooses the capacity. */
+const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+
+interface FileResult {
+  file: string;
+  ms: number;
+  code: number | null;
+  output: string;
+  counts: Record<string, number>;
+  /** CPU seconds of the file's process and every process it waited for; null without GNU time. */
+  cpu: number | null;
+  skips: Skips | null;
+  timedOut: boolean;
+}
+
+interface Skips {
+  serviceSuites: string[];
+  serviceTests: number;
+  otherSkips: number;
+}
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const started = Date.now();
@@ -50,61 +75,173 @@ for (const check of checks) {
 }
 // The fuzz test draws a new seed each run; printed here so a failing run can be replayed.
 env.NERKH_FUZZ_SEED ||= String(randomInt(1, 2 ** 31));
-console.log(`npm test: Node ${process.version}; ${using.join('; ')}; fuzz seed ${env.NERKH_FUZZ_SEED} (NERKH_FUZZ_SEED=${env.NERKH_FUZZ_SEED} replays it)`);
+console.log(
+  `npm test: Node ${process.version}; ${using.join('; ')}; fuzz seed ${env.NERKH_FUZZ_SEED} (NERKH_FUZZ_SEED=${env.NERKH_FUZZ_SEED} replays it); capacity ${CAPACITY}`,
+);
 
 const named = process.argv.slice(2);
-const files = named.length > 0 ? named : testFiles();
-const skipReport = join(tmpdir(), `nerkh-test-skips-${process.pid}.json`);
-const child = spawn(
-  process.execPath,
-  [
+const files = orderFiles(named.length > 0 ? named : testFiles(root));
+const results: FileResult[] = [];
+const running = new Set<ReturnType<typeof spawn>>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of running) stop(child, signal);
+    process.exit(1);
+  });
+}
+
+await runAll(files);
+report();
+
+/** Start files in order while their weight fits; a heavy file waits for room rather than letting light ones pass it forever. */
+async function runAll(queue: string[]): Promise<void> {
+  let load = 0;
+  const pending = [...queue];
+  await new Promise<void>((resolve) => {
+    const next = (): void => {
+      while (pending.length > 0) {
+        const weight = Math.min(weightOf(pending[0]!), CAPACITY);
+        if (load + weight > CAPACITY) break;
+        const file = pending.shift()!;
+        load += weight;
+        void runFile(file).then((result) => {
+          load -= weight;
+          results.push(result);
+          printResult(result);
+          if (pending.length === 0 && results.length === queue.length) resolve();
+          else next();
+        });
+      }
+    };
+    if (queue.length === 0) resolve();
+    else next();
+  });
+}
+
+function runFile(file: string): Promise<FileResult> {
+  const skipReport = join(tmpdir(), `nerkh-test-skips-${process.pid}-${file.replace(/[^\w]+/g, '_')}.json`);
+  const cpuReport = `${skipReport}.cpu`;
+  const begun = Date.now();
+  const command = [
+    process.execPath,
     '--import',
     'tsx',
-    '--test',
-    `--test-concurrency=${CONCURRENCY}`,
-    `--test-timeout=${TEST_TIMEOUT_MS}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(root, 'test/support/skip-reporter.mjs')}`,
     `--test-reporter-destination=${skipReport}`,
-    ...files,
-  ],
-  { cwd: root, env, stdio: 'inherit' },
-);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+    file,
+  ];
+  const timed = GNU_TIME ? [GNU_TIME, '--quiet', '-f', '%U %S', '-o', cpuReport, ...command] : command;
+  // A group of its own, so a hang is ended with everything it started.
+  const child = spawn(timed[0]!, timed.slice(1), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  running.add(child);
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    stop(child, 'SIGKILL');
+  }, FILE_DEADLINE_MS);
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(deadline);
+      running.delete(child);
+      const output = Buffer.concat(chunks).toString('utf8');
+      resolve({ file, ms: Date.now() - begun, code, output, counts: summaryCounts(output), cpu: readCpu(cpuReport), skips: readSkips(skipReport), timedOut });
+    });
+  });
+}
 
-child.on('exit', (code, signal) => {
-  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
-  const skipped = readSkips();
-  const lines = [`npm test: ${count(files.length, 'file')} in ${minutes} min on Node ${process.version}`];
-  if (skipped && (skipped.serviceSuites.length > 0 || skipped.serviceTests > 0)) {
+function stop(child: ReturnType<typeof spawn>, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
+function printResult(result: FileResult): void {
+  const passed = result.code === 0 && !result.timedOut;
+  const why = result.timedOut ? ` — stopped after ${FILE_DEADLINE_MS / 1000} s (a hang)` : passed ? '' : ` — exit code ${result.code}`;
+  const cpu = result.cpu === null ? '' : `, cpu ${result.cpu.toFixed(1)} s`;
+  console.log(`${passed ? '▶' : '✖'} ${result.file} (${seconds(result.ms)}${cpu})${why}`);
+  console.log(indent(result.output.trimEnd()));
+}
+
+function report(): void {
+  const total = Date.now() - started;
+  const failed = results.filter((result) => result.code !== 0 || result.timedOut);
+  const sum = (key: string): number => results.reduce((n, result) => n + (result.counts[key] ?? 0), 0);
+  const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN);
+  const busy = results.reduce((n, result) => n + result.ms, 0);
+  const cpu = results.reduce((n, result) => n + (result.cpu ?? 0), 0);
+  const lines = [
+    '',
+    `npm test: the ${slowest.length} slowest files:`,
+    ...slowest.map((result) => `  ${seconds(result.ms).padStart(7)}${result.cpu === null ? '' : ` (cpu ${result.cpu.toFixed(1)} s)`}  ${result.file}`),
+    `npm test: ${count(sum('tests'), 'test')} (${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped, ${sum('todo')} todo) in ${count(results.length, 'file')}; files' time added up ${seconds(busy)}${GNU_TIME ? `, their CPU ${seconds(cpu * 1000)}` : ''}`,
+  ];
+  if (failed.length > 0) {
+    lines.push('', '✖ failing tests:');
+    for (const result of failed) {
+      const section = result.output.indexOf('✖ failing tests:');
+      lines.push(`✖ ${result.file}${result.timedOut ? ` (stopped after ${FILE_DEADLINE_MS / 1000} s)` : ''}`);
+      lines.push(indent(section >= 0 ? result.output.slice(section + '✖ failing tests:'.length).trim() : result.output.trimEnd().split('\n').slice(-40).join('\n')));
+    }
+  }
+  const skips = results.map((result) => result.skips).filter((skip): skip is Skips => skip !== null);
+  const serviceSuites = skips.flatMap((skip) => skip.serviceSuites);
+  const serviceTests = skips.reduce((n, skip) => n + skip.serviceTests, 0);
+  if (serviceSuites.length > 0 || serviceTests > 0) {
     lines.push(
-      `npm test: ${SKIP_SERVICES_VARIABLE}=1 skipped ${count(skipped.serviceSuites.length, 'suite')} (every test in them) and ${count(skipped.serviceTests, 'test')} that need a missing service: ${skipped.serviceSuites.join('; ')}`,
+      `npm test: ${SKIP_SERVICES_VARIABLE}=1 skipped ${count(serviceSuites.length, 'suite')} (every test in them) and ${count(serviceTests, 'test')} that need a missing service: ${serviceSuites.join('; ')}`,
     );
   } else if (skipping) {
     lines.push(`npm test: ${SKIP_SERVICES_VARIABLE}=1, but every service answered: nothing was skipped`);
   }
+  lines.push(`npm test: ${count(results.length, 'file')}${failed.length > 0 ? `, ${failed.length} failed,` : ''} in ${(total / 60_000).toFixed(1)} min (${seconds(total)}) on Node ${process.version}`);
   console.log(lines.join('\n'));
-  process.exit(code ?? (signal ? 1 : 0));
-});
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+  process.exit(failed.length > 0 ? 1 : 0);
 }
 
-function testFiles(): string[] {
-  return (readdirSync(join(root, 'test'), { recursive: true }) as string[])
-    .filter((path) => path.endsWith('.test.ts'))
-    .map((path) => join('test', path))
-    .sort();
+/** The spec reporter's closing lines: "ℹ tests 12", "ℹ pass 11"… */
+function summaryCounts(output: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const match of output.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[match[1]!] = Number(match[2]);
+  return counts;
 }
 
-function readSkips(): { serviceSuites: string[]; serviceTests: number; otherSkips: number } | null {
+function readCpu(path: string): number | null {
   try {
-    return JSON.parse(readFileSync(skipReport, 'utf8'));
+    const [user, system] = readFileSync(path, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+    return Number.isFinite(user) && Number.isFinite(system) ? user! + system! : null;
   } catch {
     return null;
   } finally {
-    rmSync(skipReport, { force: true });
+    rmSync(path, { force: true });
   }
+}
+
+function readSkips(path: string): Skips | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Skips;
+  } catch {
+    return null;
+  } finally {
+    rmSync(path, { force: true });
+  }
+}
+
+function indent(text: string): string {
+  return text.replace(/^/gm, '  ');
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

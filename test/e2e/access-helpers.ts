@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertBuilt, BIN, cliOk, freePort, pollUntil, ROOT, runCli, sleep, type RunResult as CliResult } from './helpers.js';
+import { HANG_MS } from '../support/deadline.js';
 
 // Shared with the failover suite; what follows is specific to the access tests.
 export { assertBuilt, cliOk, freePort, pollUntil, ROOT, runCli, sleep, type CliResult };
@@ -48,7 +49,7 @@ export interface ServerProcess {
 }
 
 /** Start `nerkh serve`; resolves once it prints its listening line. */
-export function startServer(env: NodeJS.ProcessEnv, port: number, timeoutMs = 20_000): Promise<ServerProcess> {
+export function startServer(env: NodeJS.ProcessEnv, port: number, timeoutMs = HANG_MS): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { ...env, NERKH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -70,7 +71,7 @@ export function startServer(env: NodeJS.ProcessEnv, port: number, timeoutMs = 20
     stdout: () => stdout,
     stderr: () => stderr,
     kill,
-    async stop(stopTimeoutMs = 12_000) {
+    async stop(stopTimeoutMs = HANG_MS) {
       const started = Date.now();
       if (exit === null) child.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;

@@ -9,6 +9,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generous, HANG_MS } from '../support/deadline.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'nerkh.js');
@@ -88,8 +89,9 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Run `nerkh <args>` as its own process (in `cwd`, the repository by default), bounded by `timeoutMs` (then killed). */
-export function runCli(env: NodeJS.ProcessEnv, args: string[], timeoutMs = 20_000, cwd = ROOT): Promise<RunResult> {
+/** Run `nerkh <args>` as its own process (in `cwd`, the repository by default), bounded by `timeoutMs` or HANG_MS, the longer (then killed). */
+export function runCli(env: NodeJS.ProcessEnv, args: string[], timeoutMs = HANG_MS, cwd = ROOT): Promise<RunResult> {
+  timeoutMs = generous(timeoutMs);
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
@@ -165,7 +167,7 @@ export class ServerProcess {
   }
 
   /** Send `signal` and wait for the exit, at most `timeoutMs`; returns the exit and how long it took. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 10_000): Promise<{ exit: Exit | null; ms: number }> {
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = HANG_MS): Promise<{ exit: Exit | null; ms: number }> {
     const started = Date.now();
     if (this.exit) return { exit: this.exit, ms: 0 };
     this.child.kill(signal);
@@ -189,7 +191,7 @@ export class ServerProcess {
  * retried on another port.
  */
 export async function startServer(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; args?: string[]; nodeArgs?: string[] } = {}): Promise<ServerProcess> {
-  const timeoutMs = options.timeoutMs ?? 15_000;
+  const timeoutMs = generous(options.timeoutMs ?? HANG_MS);
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', ...(options.args ?? [])], { cwd: options.cwd ?? ROOT, env: cleanEnv({ ...env, NERKH_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -212,7 +214,7 @@ export interface Response {
 }
 
 /** One GET against the server, bounded by `timeoutMs`, body read in full. */
-export async function get(base: string, path: string, key?: string, timeoutMs = 5000): Promise<Response> {
+export async function get(base: string, path: string, key?: string, timeoutMs = HANG_MS): Promise<Response> {
   const response = await fetch(`${base}${path}`, { headers: key ? { 'x-api-key': key } : {}, signal: AbortSignal.timeout(timeoutMs) });
   const text = await response.text();
   let json: unknown;
@@ -225,11 +227,12 @@ export async function get(base: string, path: string, key?: string, timeoutMs = 
 }
 
 /**
- * Poll `probe` every `intervalMs` until `done` holds, at most `timeoutMs`.
+ * Poll `probe` every `intervalMs` until `done` holds, at most `timeoutMs` or HANG_MS, the longer.
  * Returns the last value and the milliseconds since the call; the error on
  * timeout shows the last value seen (or the last error thrown).
  */
 export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, intervalMs = 50, show: (value: T) => string = (v) => JSON.stringify(v)): Promise<{ value: T; ms: number }> {
+  timeoutMs = generous(timeoutMs);
   const started = Date.now();
   let last: { value: T } | null = null;
   let lastError: unknown = null;

@@ -219,8 +219,7 @@ describe('PostgreSQL goes away under a running server', needs('postgres'), () =>
     // 3. It comes back: everything resumes by itself.
     await proxy.start();
     await pollUntil(() => get(server!.base, '/readyz'), (r) => r.status === 200, 5000);
-    const drained = await pollUntil(() => metric(server!.base, 'nerkh_usage_pending_requests'), (n) => n < 50, 5000);
-    assert.ok(drained.ms < 3000, `buffered usage written within 3 s of the store's return (${drained.ms} ms)`);
+    await pollUntil(() => metric(server!.base, 'nerkh_usage_pending_requests'), (n) => n < 50, 5000);
     assert.equal(await metric(server.base, 'nerkh_usage_dropped_requests'), 0);
     await sleep(500);
     await traffic.stop();
@@ -288,8 +287,7 @@ describe('SQLite in trouble under a running server', () => {
     locker.close();
     assert.ok(server.running, server.output());
     await traffic.stop();
-    const drained = await pollUntil(() => metric(server!.base, 'nerkh_usage_pending_requests'), (n) => n === 0, 5000);
-    assert.ok(drained.ms < 3000, `buffered usage written within 3 s of the lock's release (${drained.ms} ms)`);
+    await pollUntil(() => metric(server!.base, 'nerkh_usage_pending_requests'), (n) => n === 0, 5000);
     const { exit } = await server.stop('SIGTERM');
     assert.deepEqual(exit, { code: 0, signal: null }, server.output());
     assert.equal(traffic.count((s) => s >= 500), 0, JSON.stringify([...traffic.statuses]));

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { ManualClock } from '../../src/domain/clock.js';
 import { eventually } from '../support/env.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { fetchRaw } from '../support/raw-http.js';
@@ -78,9 +79,17 @@ describe('detail: raw path and Fastify route agree', () => {
   let harness: Harness;
   let base: string;
   const keys: Record<string, string> = {};
+  /**
+   * The time stands still while the two ways are asked, so both answers carry the same
+   * `generated_at` (and compress to the same length), and moves a minute on between
+   * comparisons: each starts a new failed-attempts window, so the 31st unknown key of a
+   * minute never falls between the two requests of one comparison.
+   */
+  const clock = new ManualClock();
+  const nextMinute = () => clock.advance(60_000);
 
   before(async () => {
-    harness = await startHarness();
+    harness = await startHarness({ runtime: { clock } });
     keys.enterprise = (await harness.keyFor('big-board')).key;
     keys.basic = (await harness.keyFor('small-board', 'basic', { references: ['usd_free', 'coin_emami'] })).key;
     keys.suspended = (await harness.keyFor('gone-board', 'pro', { status: 'suspended' })).key;
@@ -89,6 +98,7 @@ describe('detail: raw path and Fastify route agree', () => {
     base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(() => harness.close());
+  beforeEach(nextMinute);
 
   const cases: { name: string; path: string; headers: (k: Record<string, string>) => Record<string, string> }[] = [
     { name: 'ten keys', path: '/v1/rates/usd_free,eur_free,coin_emami,gold_18k,gold_ounce,sekkeh,USD_FREE,ons,18ayar,nope', headers: (k) => ({ 'x-api-key': k.enterprise! }) },
@@ -144,6 +154,7 @@ describe('detail: raw path and Fastify route agree', () => {
       for (const query of queries) {
         const path = `/v1/rates${query}`;
         const headers = { 'x-api-key': key, 'accept-encoding': 'gzip', origin: 'https://board.example' };
+        nextMinute();
         const raw = await fetchRaw(base, path, headers);
         const injected = await harness.app.inject({ url: path, headers });
         const text = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunzipSync(body) : body).toString();
@@ -162,6 +173,7 @@ describe('detail: raw path and Fastify route agree', () => {
         for (const query of queries) {
           const path = `/webservice/${username}${query}`;
           const headers = { 'x-api-key': key, 'accept-encoding': 'gzip', origin: 'https://board.example' };
+          nextMinute();
           const raw = await fetchRaw(base, path, headers);
           const injected = await harness.app.inject({ url: path, headers });
           const text = (body: Buffer, encoding: unknown) => (encoding === 'gzip' ? gunzipSync(body) : body).toString();
@@ -180,11 +192,11 @@ describe('detail: raw path and Fastify route agree', () => {
     const generatedAt = async (viaFastify: boolean) =>
       JSON.parse(viaFastify ? (await harness.app.inject({ url: '/v1/rates/coin_emami', headers })).body : await (await fetch(`${base}/v1/rates/coin_emami`, { headers })).text()).generated_at as string;
     const first = [await generatedAt(false), await generatedAt(true)];
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1100);
     const second = [await generatedAt(false), await generatedAt(true)];
     assert.notEqual(second[0], first[0]);
     assert.notEqual(second[1], first[1]);
-    assert.ok(Math.abs(Date.parse(second[0]!) - Date.now()) < 2000, second[0]);
+    assert.equal(Math.floor(Date.parse(second[0]!) / 1000), Math.floor(clock.now() / 1000), second[0]);
   });
 
   it('If-None-Match gives 304 both ways', async () => {

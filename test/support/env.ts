@@ -6,6 +6,7 @@ import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE, type AppConfig } from '../../src/config.js';
 import type { SourceConfig } from '../../src/sources/monitor.js';
 import { describeReadError } from '../../src/sources/reader.js';
+import { generous, HANG_MS } from './deadline.js';
 
 /** A fresh folder under the system temp dir, removed by `cleanup`. */
 export function tempDir(prefix = 'nerkh-test-'): { path: string; cleanup: () => void } {
@@ -59,8 +60,9 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
   };
 }
 
-/** Poll `check` until it returns a truthy value or `timeoutMs` passes. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000, intervalMs = 50): Promise<T> {
+/** Poll `check` until it returns a truthy value, giving up after `timeoutMs` or HANG_MS, whichever is longer. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = HANG_MS, intervalMs = 50): Promise<T> {
+  timeoutMs = generous(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
