@@ -11,9 +11,11 @@
  *
  * Why not `node --test` with `--test-concurrency`: it cannot say how long each
  * file took, nor keep the heavy files (test/support/schedule.ts) from running
- * side by side. Each file runs as `node --import tsx <file>`, which is what
- * `node --test` does for it too, with Node's spec reporter; its output is
- * printed whole when it ends, so files running together never interleave.
+ * side by side. First every TypeScript file is compiled (and type-checked)
+ * into a copy of the checkout (test/support/compile.ts says why); then each
+ * test file runs there as JavaScript in a process of its own, with Node's
+ * spec reporter; its output is printed whole when it ends, so files running
+ * together never interleave.
  */
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -23,6 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkServices, problemLine, redact } from './support/preflight.js';
 import { SERVICES, SKIP_SERVICES_VARIABLE, skippingServices } from './support/services.js';
+import { compile, compiledFile, compiledRoot } from './support/compile.js';
 import { orderFiles, testFiles, weightOf } from './support/schedule.js';
 
 /** A file still running after this is stopped and fails the run: a hang, never a slow machine (the slowest file takes well under a minute). */
@@ -81,6 +84,12 @@ console.log(
 
 const named = process.argv.slice(2);
 const files = orderFiles(named.length > 0 ? named : testFiles(root));
+const compiling = Date.now();
+if (!compile(root)) {
+  console.error('npm test: the code does not compile (tsc above)');
+  process.exit(1);
+}
+console.log(`npm test: compiled in ${seconds(Date.now() - compiling)}`);
 const results: FileResult[] = [];
 const running = new Set<ReturnType<typeof spawn>>();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -124,17 +133,16 @@ function runFile(file: string): Promise<FileResult> {
   const begun = Date.now();
   const command = [
     process.execPath,
-    '--import',
-    'tsx',
+    '--enable-source-maps',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(root, 'test/support/skip-reporter.mjs')}`,
     `--test-reporter-destination=${skipReport}`,
-    file,
+    compiledFile(root, file),
   ];
   const timed = GNU_TIME ? [GNU_TIME, '--quiet', '-f', '%U %S', '-o', cpuReport, ...command] : command;
   // A group of its own, so a hang is ended with everything it started.
-  const child = spawn(timed[0]!, timed.slice(1), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(timed[0]!, timed.slice(1), { cwd: compiledRoot(root), env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   running.add(child);
   const chunks: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -92,7 +92,7 @@ describe('Redis leader lease', needs('redis'), () => {
     const frozenAt = Date.now();
     await eventually(() => successor.lease.isLeader || watcher.lease.isLeader, 7000, 20);
     const tookMs = Date.now() - frozenAt;
-    assert.ok(tookMs >= 3500 && tookMs <= 6500, `took over after ${tookMs} ms`);
+    assert.ok(tookMs >= 3500, `took over after ${tookMs} ms, before the lease expired`);
     const next = successor.lease.isLeader ? successor : watcher;
     assert.ok(old.lease.isLeader, 'the frozen node still believes it leads');
     assert.ok(old.lease.token);

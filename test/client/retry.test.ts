@@ -52,7 +52,7 @@ describe('@nerkh/client honours Retry-After', () => {
     const waited = Date.now() - started;
     assert.deepEqual(statuses, [429, 200]);
     assert.equal(data.rates[0]!.key, 'usd_free');
-    assert.ok(waited >= 1000 && waited < 3000, `waited ${waited} ms for Retry-After: 1`);
+    assert.ok(waited >= 1000, `waited ${waited} ms for Retry-After: 1`);
     assert.equal(meta.rateLimit?.remaining, 1, 'the retry is the first request of the new minute');
   });
 

@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../support/env.js';
 import { assertBuilt, get, pollUntil, sleep, startServer, type ServerProcess } from '../e2e/helpers.js';
 import { contractViolations, exchange, type RawExchange } from './raw-http.js';
+import { HANG_MS } from '../support/deadline.js';
 
 const FUZZ_REQUESTS = 3000;
 const FUZZ_CONCURRENCY = 16;
@@ -71,7 +72,7 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
     cwd.cleanup();
   });
 
-  it('sockets that send their headers slowly are all gone within 12 s, and others are served meanwhile', async (t) => {
+  it('sockets that send their headers slowly are all closed, and others are served meanwhile', async (t) => {
     const started = Date.now();
     const closedAt: number[] = [];
     const answered: string[] = [];
@@ -112,7 +113,8 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
     const last = Math.max(...closedAt);
     const answers = answered.reduce<Record<string, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
     t.diagnostic(`${SLOWLORIS_SOCKETS} slow sockets: first closed at ${Math.min(...closedAt)} ms, last at ${last} ms; answers ${JSON.stringify(answers)}`);
-    assert.ok(last <= 12_000, `the last slow socket closed after ${last} ms`);
+    // The header timeout ends them (how soon is a bench figure); a socket held past any timeout fails here.
+    assert.ok(last <= HANG_MS, `the last slow socket closed after ${last} ms`);
     assert.equal(answers['408'], SLOWLORIS_SOCKETS, 'each slow socket is told 408 before it is closed');
   });
 

@@ -52,7 +52,9 @@ describe('outlier screening with three sources, shown by expand=sources, the sta
     writeSource(paths.gamma!, { [SAMPLE.usd_free]: 1_000_003 });
     const [usd, eur] = (await eventually(async () => {
       const rates = await expanded('/v1/rates/usd_free,eur_free?expand=sources');
-      return rates[0]!.value === 1_000_002 && rates[1]!.value === 1_200_001 ? rates : null;
+      // Every source's new figure read, gamma's too (it serves nothing, so the values alone do not show it).
+      const gamma = rates[0]!.sources.find((s) => s.name === 'gamma');
+      return rates[0]!.value === 1_000_002 && rates[1]!.value === 1_200_001 && gamma?.value === 1_000_003 ? rates : null;
     }, 4000))!;
     assert.deepEqual([usd!.source, usd!.status], ['beta', 'ok']);
     assert.deepEqual(
@@ -168,6 +170,6 @@ describe('jump hold (screening.max_jump_percent)', () => {
     assert.deepEqual([held!.value, held!.status, held!.sources[0]!.rejected], [1_500_000, 'stale', 'held']);
     await eventually(async () => (await usd()).value === 2_500_000, 6000);
     const waited = Date.now() - start;
-    assert.ok(waited >= 2500 && waited < 5500, `served after ${waited} ms`);
+    assert.ok(waited >= 2500, `served after ${waited} ms, before the hold ended`);
   });
 });

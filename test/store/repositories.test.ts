@@ -884,12 +884,10 @@ for (const dialect of dialects()) {
         assert.equal(directory.keyCount, 4);
       });
 
-      it('with its timer running, a revoke in the second store takes effect within 2 s', async () => {
+      it('with its timer running, a revoke in the second store takes effect', async () => {
         directory.start();
-        const started = Date.now();
         await second.keys.revoke(keys.shop2!.id);
         await eventually(() => directory.lookup(hashKey(keys.shop2!.key)) === undefined, 2000, 20);
-        assert.ok(Date.now() - started < 2000);
         directory.stop();
       });
 

@@ -4,11 +4,43 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Files that keep the CPU busy (several servers, a browser, load): they count for more than one file. */
-const WEIGHTS: Record<string, number> = {};
+/** Files that keep the CPU busy (several servers, a browser, an install and a build): they count for more than one file. */
+const WEIGHTS: Record<string, number> = {
+  'test/deploy/dockerfile.test.ts': 2,
+  'test/e2e/scale-out.test.ts': 2,
+  'test/browser/board-tv.test.ts': 2,
+  'test/browser/board.test.ts': 2,
+  'test/browser/pages.test.ts': 2,
+  'test/browser/typography.test.ts': 2,
+};
 
-/** Files that take longest start first, so the run does not end waiting on one of them alone. */
-const FIRST: string[] = [];
+/**
+ * Files that take longest start first, longest first (as `npm test` printed them), so the
+ * run does not end waiting on one of them alone.
+ */
+const FIRST: string[] = [
+  'test/deploy/dockerfile.test.ts',
+  'test/cli/history.test.ts',
+  'test/e2e/memory.test.ts',
+  'test/e2e/scale-out.test.ts',
+  'test/cli/cli.test.ts',
+  'test/e2e/webhooks.test.ts',
+  'test/history/demo-start.test.ts',
+  'test/e2e/usage-errors.test.ts',
+  'test/cli/history-import-large.test.ts',
+  'test/fault/database.test.ts',
+  'test/e2e/manual-prices.test.ts',
+  'test/e2e/demo-account.test.ts',
+  'test/browser/board-tv.test.ts',
+  'test/history/backfill.test.ts',
+  'test/client/client.test.ts',
+  'test/history/at.test.ts',
+  'test/e2e/key-redaction.test.ts',
+  'test/stream/access.test.ts',
+  'test/browser/pages.test.ts',
+  'test/e2e/webhooks-failover.test.ts',
+  'test/e2e/stream-access.test.ts',
+];
 
 export function testFiles(root: string): string[] {
   return (readdirSync(join(root, 'test'), { recursive: true }) as string[])

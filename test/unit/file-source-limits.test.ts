@@ -13,6 +13,7 @@ import { systemClock } from '../../src/domain/clock.js';
 import { FileSourceReader } from '../../src/sources/file.js';
 import { SourceMonitor } from '../../src/sources/monitor.js';
 import { eventually, fileSources, readFailure, tempDir, writeSource } from '../support/env.js';
+import { HANG_MS } from '../support/deadline.js';
 
 const root = tempDir('nerkh-file-limits-');
 let count = 0;
@@ -35,10 +36,11 @@ describe('file source limits', () => {
   it('refuses a FIFO at once, without opening it (no writer would ever come), and reads the file that replaces it', async () => {
     const path = join(folder(), 'feed.json');
     mkfifo(path);
-    const reader = new FileSourceReader(path, 1, systemClock, { timeoutMs: 2000 });
+    // A timeout far beyond any wait here: the FIFO is refused before a read, not by the timeout.
+    const reader = new FileSourceReader(path, 1, systemClock, { timeoutMs: 10 * HANG_MS });
     const started = Date.now();
     assert.equal(await readFailure(reader), 'not a regular file (a FIFO, socket or device is never read)');
-    assert.ok(Date.now() - started < 1000);
+    assert.ok(Date.now() - started < HANG_MS);
     rmSync(path);
     writeSource(path, { x: 5 });
     assert.equal((await reader.readIfChanged())?.items.get('x')?.raw, '5');
@@ -67,7 +69,7 @@ describe('file source limits', () => {
     try {
       const started = Date.now();
       assert.equal(await readFailure(reader), 'file read timed out after 0.3 s');
-      assert.ok(Date.now() - started < 1500, `timed out only after ${Date.now() - started} ms`);
+      assert.ok(Date.now() - started < HANG_MS, `timed out only after ${Date.now() - started} ms`);
       // Still stuck: refused at once, no second read queued behind the first.
       assert.equal(await readFailure(reader), 'file read stuck for more than 0.3 s, waiting for it to end (a hung mount?)');
     } finally {
