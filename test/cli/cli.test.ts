@@ -122,7 +122,7 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
       ['usage'],
       ['demo-feed'],
     ];
-    const results = await pool(commands, 4, (command) => run(...command, '--help'));
+    const results = await pool(commands, 2, (command) => run(...command, '--help'));
     commands.forEach((command, i) => {
       const label = ['nerkh', ...command, '--help'].join(' ');
       const out = ok(results[i]!, label);
@@ -375,7 +375,7 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
       [['usage', 'shop1', '--days', '0'], /invalid --days "0"/],
       [['frob'], /unknown command 'frob'/],
     ];
-    const results = await pool(cases, 4, ([args]) => run(...args));
+    const results = await pool(cases, 2, ([args]) => run(...args));
     cases.forEach(([args, pattern], i) => assertUserError(results[i]!, pattern, `nerkh ${args.join(' ').slice(0, 80)}`));
 
     // None of it changed the store.

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { NerkhClient, NerkhError, type StreamAlertEvent, type StreamEvent } from '../../clients/typescript/src/index.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
-import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, freePort, pollUntil, runCli, startServer, type ServerProcess } from '../e2e/access-helpers.js';
+import { assertBuilt, catalogueSourceKeys, cliJson, cliOkEach, freePort, pollUntil, runCli, startServer, type ServerProcess } from '../e2e/access-helpers.js';
 
 const PLANS = {
   tiny: { services: ['catalogue', 'detail', 'usage'], requests_per_minute: 3, refresh_interval_seconds: 1 },
@@ -72,7 +72,7 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     writeFileSync(configPath, JSON.stringify({ sources: [{ name: 'alpha', type: 'file', path: sourcePath, max_age_seconds: 300, poll_seconds: 0.2 }], plans: PLANS }));
     await (await Store.open({ databaseUrl: null, dataDir })).close();
     const accounts = { live: 'enterprise', basic: 'basic', tiny: 'tiny', single: 'single' };
-    await Promise.all(Object.entries(accounts).map(([user, plan]) => cliOk(env, ['accounts', 'add', user, '--plan', plan])));
+    await cliOkEach(env, Object.entries(accounts).map(([user, plan]) => ['accounts', 'add', user, '--plan', plan]));
     for (const user of Object.keys(accounts)) keys[user] = (await cliJson<{ key: string }>(env, ['keys', 'issue', user])).key;
     port = await freePort();
     await start();

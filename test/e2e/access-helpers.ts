@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertBuilt, BIN, cliOk, freePort, pollUntil, ROOT, runCli, sleep, type RunResult as CliResult } from './helpers.js';
+import { assertBuilt, BIN, cliOk, cliOkEach, freePort, pollUntil, ROOT, runCli, sleep, type RunResult as CliResult } from './helpers.js';
 import { HANG_MS } from '../support/deadline.js';
 
 // Shared with the failover suite; what follows is specific to the access tests.
-export { assertBuilt, cliOk, freePort, pollUntil, ROOT, runCli, sleep, type CliResult };
+export { assertBuilt, cliOk, cliOkEach, freePort, pollUntil, ROOT, runCli, sleep, type CliResult };
 
 /** reference key → source_key, read from the bundled catalogue files. */
 export function catalogueSourceKeys(): Map<string, string> {

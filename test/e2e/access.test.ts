@@ -16,6 +16,7 @@ import {
   catalogueSourceKeys,
   cliJson,
   cliOk,
+  cliOkEach,
   filesContaining,
   filesUnder,
   freePort,
@@ -120,7 +121,7 @@ describe('access control end to end (server and CLI in separate processes)', { t
       ['fastuser', 'enterprise'],
       ['counter', 'enterprise'],
     ];
-    await Promise.all(accounts.map(([username, plan]) => cliOk(env, ['accounts', 'add', username, '--plan', plan])));
+    await cliOkEach(env, accounts.map(([username, plan]) => ['accounts', 'add', username, '--plan', plan]));
     const holders = ['keyuser', ...accounts.map(([username]) => username)];
     const made = await Promise.all(holders.map((username) => issue(username)));
     holders.forEach((username, i) => (keys[username] = made[i]!));

@@ -116,6 +116,30 @@ export function runCli(env: NodeJS.ProcessEnv, args: string[], timeoutMs = HANG_
   });
 }
 
+/**
+ * Commands two at a time, results in order: a burst of a dozen starting at once only
+ * queues them all behind each other on a small machine, each slower than one alone.
+ */
+export async function runCliEach(env: NodeJS.ProcessEnv, commands: string[][], concurrency = 2): Promise<RunResult[]> {
+  const results: RunResult[] = new Array<RunResult>(commands.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < commands.length) {
+      const index = next++;
+      results[index] = await runCli(env, commands[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, commands.length) }, worker));
+  return results;
+}
+
+/** Each command in turn through `cliOk`, two at a time. */
+export async function cliOkEach(env: NodeJS.ProcessEnv, commands: string[][]): Promise<void> {
+  for (const result of await runCliEach(env, commands)) {
+    if (result.code !== 0) throw new Error(`nerkh exited ${result.code ?? result.signal}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  }
+}
+
 /** Run the CLI and insist on exit code 0; the error shows what it printed. */
 export async function cliOk(env: NodeJS.ProcessEnv, args: string[]): Promise<RunResult> {
   const result = await runCli(env, args);

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
-import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, filesContaining, freePort, startServer, type ServerProcess } from './access-helpers.js';
+import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, cliOkEach, filesContaining, freePort, startServer, type ServerProcess } from './access-helpers.js';
 
 interface Answer {
   status: number;
@@ -128,7 +128,7 @@ describe('no key in the log, the usage error log, the metrics or the store (a re
       ['shop', 'enterprise'],
       ['basic', 'basic'],
     ];
-    await Promise.all(accounts.map(([username, plan]) => cliOk(env, ['accounts', 'add', username, '--plan', plan])));
+    await cliOkEach(env, accounts.map(([username, plan]) => ['accounts', 'add', username, '--plan', plan]));
     await cliOk(env, ['accounts', 'set', 'shop', '--origins', 'https://shop.example']);
     for (const [username] of accounts) keys[username] = (await cliJson<{ key: string }>(env, ['keys', 'issue', username])).key;
     server = await startServer(env, await freePort());

@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir, writeSource } from '../support/env.js';
-import { assertBuilt, cleanEnv, cliOk, get, pollUntil, runCli, startServer, type ServerProcess } from './helpers.js';
+import { assertBuilt, cleanEnv, cliOk, runCliEach, get, pollUntil, runCli, startServer, type ServerProcess } from './helpers.js';
 
 interface Rate {
   key: string;
@@ -183,7 +183,7 @@ describe('e2e: a manual source set with `nerkh prices`, one server on SQLite', (
       [['prices', 'set', 'gold_18k', '100000000', '--source', 'feed'], /^nerkh: no manual source "feed" in the config \(manual sources: desk\)/],
       [['prices', 'log', '--limit', '0'], /^nerkh: invalid --limit "0"/],
     ];
-    const results = await Promise.all(cases.map(([args]) => runCli(cli, args)));
+    const results = await runCliEach(cli, cases.map(([args]) => args));
     for (const [index, [args, pattern]] of cases.entries()) {
       const result = results[index]!;
       assert.equal(result.code, 1, `${args.join(' ')}: ${result.stdout}${result.stderr}`);
