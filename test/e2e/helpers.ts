@@ -163,7 +163,8 @@ export class ServerProcess {
 
   constructor(
     readonly child: ChildProcess,
-    readonly port: number,
+    /** The port it listens on: known once it says so. */
+    public port: number,
   ) {
     children.add(child);
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
@@ -208,25 +209,26 @@ export class ServerProcess {
 }
 
 /**
- * Start `node [nodeArgs] bin/nerkh.js serve [args]` with `env` (NERKH_PORT is set here) and wait
- * for its "nerkh listening on …" line. Only the given NERKH_* variables reach
- * the child (none inherited). A start that fails or hangs throws with
- * everything the child printed. A port taken between choosing and binding is
- * retried on another port.
+ * Start `node [nodeArgs] bin/nerkh.js serve [args]` with `env` and wait for its
+ * "nerkh listening on …" line. Only the given NERKH_* variables reach the child
+ * (none inherited). It listens on a port the system gives it (NERKH_PORT=0, read
+ * back from that line), so files running side by side never race for one. A
+ * start that fails or hangs throws with everything the child printed.
  */
 export async function startServer(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; args?: string[]; nodeArgs?: string[] } = {}): Promise<ServerProcess> {
   const timeoutMs = generous(options.timeoutMs ?? HANG_MS);
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', ...(options.args ?? [])], { cwd: options.cwd ?? ROOT, env: cleanEnv({ ...env, NERKH_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
-    const server = new ServerProcess(child, port);
-    const deadline = Date.now() + timeoutMs;
-    while (server.running && !/nerkh listening on http:\/\/\S+/.test(server.stdout) && Date.now() < deadline) await sleep(25);
-    if (/nerkh listening on http:\/\/\S+/.test(server.stdout)) return server;
-    await server.kill();
-    if (attempt < 3 && /EADDRINUSE/.test(server.stderr + server.stdout)) continue;
-    throw new Error(`nerkh serve did not start within ${timeoutMs} ms (exit: ${JSON.stringify(server.exit)})\n${server.output()}`);
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', ...(options.args ?? [])], { cwd: options.cwd ?? ROOT, env: cleanEnv({ NERKH_PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = new ServerProcess(child, 0);
+  const listening = /nerkh listening on http:\/\/[^\s:]+:(\d+)/;
+  const deadline = Date.now() + timeoutMs;
+  while (server.running && !listening.test(server.stdout) && Date.now() < deadline) await sleep(25);
+  const port = listening.exec(server.stdout)?.[1];
+  if (port) {
+    server.port = Number(port);
+    return server;
   }
+  await server.kill();
+  throw new Error(`nerkh serve did not start within ${timeoutMs} ms (exit: ${JSON.stringify(server.exit)})\n${server.output()}`);
 }
 
 export interface Response {
