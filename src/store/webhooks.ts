@@ -340,7 +340,7 @@ export class WebhookRepository {
       const endpoint = await trx.selectFrom('webhook_endpoints').select(['failing_since', 'state']).where('id', '=', delivery.endpoint_id).executeTakeFirst();
       const since = endpoint?.failing_since === null || endpoint?.failing_since === undefined ? at : Number(endpoint.failing_since);
       const disable = endpoint?.state === 'enabled' && at - since >= attempt.disable_after_ms;
-      // A failure ends the delivery when it was dropped meanwhile (its endpoint disabled or removed) or its endpoint is disabled now.
+      // A failure ends the delivery when it left the outbox meanwhile (replaced by a newer one, dropped over the cap, its endpoint disabled or removed) or its endpoint is disabled now.
       const dropped = Number(updated.numUpdatedRows) === 0 || disable;
       await line(dropped && attempt.outcome === 'retrying' ? 'given_up' : attempt.outcome);
       if (endpoint?.state !== 'enabled') return { disabled: false };
