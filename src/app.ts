@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { createRawPath } from './http/pipeline/raw.js';
 import { installPipeline } from './http/pipeline/fastify.js';
 import type { Pipeline } from './http/pipeline/keyed.js';
+import { RefusedRequestLog } from './http/refused-log.js';
 import type { ServingState } from './http/serving-state.js';
 import { keyedEndpoints } from './http/endpoints/keyed-endpoints.js';
 import { HistoryAnswers } from './render/history-answers.js';
@@ -36,7 +37,7 @@ const MAX_HEADER_BYTES = 16_384;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // What the request paths need from the app around them; filled in as the app comes up and goes down.
   const limits = { ...DEFAULT_LOAD_SHEDDING, ...deps.loadShedding };
-  const state: ServingState = { closing: false, underPressure: false, shedding: false, costs: new CostAccount(), overloaded: overloadedError(limits.retryAfterSeconds), log: null, logRequests: false };
+  const state: ServingState = { closing: false, underPressure: false, shedding: false, costs: new CostAccount(), overloaded: overloadedError(limits.retryAfterSeconds), log: null, logRequests: false, refusals: new RefusedRequestLog() };
   const pipeline: Pipeline = { deps, state };
   // Every keyed endpoint, as one descriptor each: the raw path and the Fastify routes both serve them through the pipeline.
   const streams = createStreams(deps);

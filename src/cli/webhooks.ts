@@ -52,9 +52,10 @@ export function webhookCommands(program: Command): void {
     .action((username: string, options: { json?: boolean }) =>
       withContext(async (context) => {
         const account = await findAccount(context, username);
-        const list = (await context.store.webhooks.list(account.id)).map((endpoint) => endpointView(endpoint, context.time));
+        const [endpoints, pending] = await Promise.all([context.store.webhooks.list(account.id), context.store.webhooks.pendingByEndpoint(account.id)]);
+        const list = endpoints.map((endpoint) => endpointView(endpoint, context.time, pending.get(endpoint.id) ?? 0));
         if (options.json) printJson(list);
-        else printTable(list.map((endpoint) => ({ ...endpoint, rules: endpoint.rules.join(' ') || '-', events: endpoint.events.join(',') || '-', state: endpoint.state === 'disabled' ? `disabled (${endpoint.disabled_reason ?? ''})` : endpoint.state })), ['id', 'state', 'url', 'rules', 'events', 'failing_since']);
+        else printTable(list.map((endpoint) => ({ ...endpoint, rules: endpoint.rules.join(' ') || '-', events: endpoint.events.join(',') || '-', state: endpoint.state === 'disabled' ? `disabled (${endpoint.disabled_reason ?? ''})` : endpoint.state })), ['id', 'state', 'url', 'rules', 'events', 'failing_since', 'pending', 'superseded', 'dropped']);
       }),
     );
 
@@ -82,7 +83,7 @@ export function webhookCommands(program: Command): void {
 
   webhooks
     .command('log <username>')
-    .description("an account's delivery log, newest first: every attempt, delivery given up and endpoint disabled")
+    .description("an account's delivery log, newest first: attempts, deliveries given up, superseded or dropped, endpoints disabled; each minute's events of one outcome to one endpoint are one line with a count")
     .option('--limit <n>', `lines at most (default ${DEFAULT_LOG_LINES})`)
     .option('--json', 'machine-readable output')
     .action((username: string, options: { limit?: string; json?: boolean }) =>
@@ -95,7 +96,7 @@ export function webhookCommands(program: Command): void {
         else
           printTable(
             deliveries.map((line) => ({ ...line, result: line.status_code !== null ? `HTTP ${line.status_code}` : line.error, ms: line.duration_ms })),
-            ['at', 'endpoint', 'delivery', 'type', 'attempt', 'outcome', 'result', 'ms'],
+            ['at', 'endpoint', 'delivery', 'type', 'attempt', 'outcome', 'count', 'result', 'ms'],
           );
       }),
     );

@@ -55,7 +55,43 @@ export function parseFormula(text: string): Formula {
   }
   const names: string[] = [];
   const root = convert(tree, names);
+  refuseConstantZeroDivisors(root);
   return { text, root, names };
+}
+
+/**
+ * A divisor that reads no reference and is zero (`/ 0`, `/ (2 - 2)`) would
+ * leave the formula without a value forever: refused when the formula is
+ * read, as any other mistake in it. Inner divisions are checked first, so a
+ * constant divisor can be evaluated safely.
+ */
+function refuseConstantZeroDivisors(node: FormulaNode): void {
+  if (node.kind === 'negate') return refuseConstantZeroDivisors(node.of);
+  if (node.kind !== 'binary') return;
+  refuseConstantZeroDivisors(node.left);
+  refuseConstantZeroDivisors(node.right);
+  if (node.operator !== '/' || readsAName(node.right)) return;
+  if (exact(node.right, () => '0').n.eq(0)) throw new FormulaError(node.right.kind === 'constant' ? 'divides by zero' : `divides by zero: ${written(node.right)} is 0`);
+}
+
+function readsAName(node: FormulaNode): boolean {
+  if (node.kind === 'name') return true;
+  if (node.kind === 'negate') return readsAName(node.of);
+  return node.kind === 'binary' && (readsAName(node.left) || readsAName(node.right));
+}
+
+/** A constant part of a formula, written back for an error message. */
+function written(node: FormulaNode): string {
+  switch (node.kind) {
+    case 'constant':
+      return node.value.toFixed();
+    case 'name':
+      return node.name;
+    case 'negate':
+      return `-${written(node.of)}`;
+    case 'binary':
+      return `(${written(node.left)} ${node.operator} ${written(node.right)})`;
+  }
 }
 
 function convert(node: jsep.Expression, names: string[]): FormulaNode {

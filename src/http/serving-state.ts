@@ -1,4 +1,5 @@
 import type { ApiError } from '../domain/errors.js';
+import type { RefusedRequestLog } from './refused-log.js';
 import type { CostAccount } from './shedding/cost-account.js';
 
 /**
@@ -21,6 +22,8 @@ export interface ServingState {
   log: RequestLogger | null;
   /** Whether the logger writes one line per request (level info or below): decided once, not per request. */
   logRequests: boolean;
+  /** Refused requests folded per key, status and second, so a storm of them cannot flood the log. */
+  refusals: RefusedRequestLog;
 }
 
 export interface RequestLogger {

@@ -16,6 +16,8 @@ export interface DerivedAssessment {
   staleInputs: string[];
   /** Input reference keys with no value at all. */
   missingInputs: string[];
+  /** Each formula that gave no value, in config order, and why (`no value for usd_free`, `division by zero`). */
+  withoutValue: { key: string; reason: string }[];
   /** The oldest input of the values it gave (epoch ms): its data's time; null when it gave none. */
   oldest: number | null;
 }
@@ -32,37 +34,49 @@ export interface DerivedAssessment {
 export function assessDerived(derived: readonly DerivedReference[], rates: ReadonlyMap<string, PreparedRate>): DerivedAssessment {
   const stale = new Set<string>();
   const missing = new Set<string>();
+  const withoutValue: DerivedAssessment['withoutValue'] = [];
   let computed = 0;
   let oldest: number | null = null;
   for (const reference of derived) {
     const values = new Map<string, string>();
+    const lacking = new Set<string>();
+    const staleHere = new Set<string>();
     let inputsOldest = Infinity;
     for (const [name, key] of reference.inputs) {
       const rate = rates.get(key)?.rate;
       if (!rate || rate.value === null || rate.updated_at === null) {
         missing.add(key);
+        lacking.add(key);
         continue;
       }
-      if (rate.status !== 'ok') stale.add(key);
+      if (rate.status !== 'ok') {
+        stale.add(key);
+        staleHere.add(key);
+      }
       values.set(name, rate.value);
       inputsOldest = Math.min(inputsOldest, rate.updated_at);
     }
-    if (values.size < reference.inputs.size || !gaveValue(reference, values, rates)) continue;
+    const refusal = lacking.size > 0 ? `no value for ${[...lacking].join(', ')}` : whyNoValue(reference, values, rates);
+    if (refusal !== null) {
+      const staleNote = staleHere.size > 0 ? `; ${[...staleHere].join(', ')} stale` : '';
+      withoutValue.push({ key: reference.key, reason: refusal + staleNote });
+      continue;
+    }
     computed++;
     if (inputsOldest !== Infinity) oldest = oldest === null ? inputsOldest : Math.min(oldest, inputsOldest);
   }
   const state: SourceState = computed === 0 ? 'down' : computed < derived.length || stale.size > 0 || missing.size > 0 ? 'degraded' : 'active';
-  return { state, references: derived.length, computed, staleInputs: [...stale], missingInputs: [...missing], oldest };
+  return { state, references: derived.length, computed, staleInputs: [...stale], missingInputs: [...missing], withoutValue, oldest };
 }
 
-/** Whether the formula gives a value from these inputs: no division by zero, a result above zero (as the build decides, live/derived.ts). */
-function gaveValue(reference: DerivedReference, values: ReadonlyMap<string, string>, rates: ReadonlyMap<string, PreparedRate>): boolean {
+/** Why the formula gives no value from these inputs (a division by zero, a result not above zero, as the build decides, live/derived.ts); null when it gives one. */
+function whyNoValue(reference: DerivedReference, values: ReadonlyMap<string, string>, rates: ReadonlyMap<string, PreparedRate>): string | null {
   const decimals = rates.get(reference.key)?.rate.currency === RIAL_CURRENCY ? 0 : 6;
   try {
     const raw = evaluateFormula(reference.formula, (name) => values.get(name)!, decimals);
-    return !raw.startsWith('-') && !/^0(\.0+)?$/.test(raw);
+    return raw.startsWith('-') || /^0(\.0+)?$/.test(raw) ? `result ${raw} is not above zero` : null;
   } catch (error) {
-    if (error instanceof FormulaError) return false;
+    if (error instanceof FormulaError) return error.message;
     throw error;
   }
 }
@@ -72,8 +86,11 @@ function derivedError(assessment: DerivedAssessment): string | null {
   const parts: string[] = [];
   if (assessment.staleInputs.length > 0) parts.push(`stale inputs: ${assessment.staleInputs.join(', ')}`);
   if (assessment.missingInputs.length > 0) parts.push(`inputs without a value: ${assessment.missingInputs.join(', ')}`);
-  const idle = assessment.references - assessment.computed;
-  if (idle > 0) parts.push(`${idle} of ${assessment.references} ${assessment.references === 1 ? 'formula' : 'formulas'} without a value`);
+  const idle = assessment.withoutValue;
+  if (idle.length > 0) {
+    const named = idle.map(({ key, reason }) => `${key} (${reason})`).join(', ');
+    parts.push(`${idle.length} of ${assessment.references} ${assessment.references === 1 ? 'formula' : 'formulas'} without a value: ${named}`);
+  }
   return parts.length > 0 ? parts.join('; ') : null;
 }
 

@@ -220,6 +220,27 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await sql`insert into store_revision (id, revision) values (5, 0)`.execute(db);
       },
     },
+    '009_webhook_fair_queue': {
+      async up(db: Kysely<unknown>) {
+        // What a delivery is about (`rule:<rule>`, `stale:<reference>`): a newer event about it replaces an undelivered older one.
+        await db.schema.alterTable('webhook_outbox').addColumn('subject', 'text').execute();
+        await db.schema.createIndex('webhook_outbox_endpoint').on('webhook_outbox').columns(['endpoint_id', 'state', 'subject']).execute();
+        // Per endpoint, the deliveries replaced by newer ones and those dropped over the cap, ever.
+        await db.schema.alterTable('webhook_endpoints').addColumn('superseded', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('webhook_endpoints').addColumn('dropped', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        // The log folds repeats as the usage error log does: one row per (endpoint, outcome, minute) with a count.
+        await db.schema.alterTable('webhook_log').addColumn('minute', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('webhook_log').addColumn('count', 'bigint', (c) => c.notNull().defaultTo(1)).execute();
+        await sql`update webhook_log set minute = at - at % 60000`.execute(db);
+        // Lines already logged one per attempt fold into the newest of their minute, which keeps its details.
+        await sql`
+          update webhook_log set "count" = folded.n
+          from (select max(id) as id, count(*) as n from webhook_log group by endpoint_id, outcome, minute having count(*) > 1) as folded
+          where webhook_log.id = folded.id`.execute(db);
+        await sql`delete from webhook_log where id not in (select max(id) from webhook_log group by endpoint_id, outcome, minute)`.execute(db);
+        await db.schema.createIndex('webhook_log_fold').on('webhook_log').columns(['endpoint_id', 'outcome', 'minute']).unique().execute();
+      },
+    },
   };
 }
 

@@ -96,6 +96,10 @@ export interface WebhookEndpointsTable {
   disabled_reason: string | null;
   created_at: number;
   updated_at: number;
+  /** Deliveries replaced, before they were delivered, by a newer event about the same rule or reference. */
+  superseded: Generated<number>;
+  /** Deliveries dropped, oldest first, when more than the cap were pending. */
+  dropped: Generated<number>;
 }
 
 /** The last evaluated state of one subject (`rule:<rule>` or `stale:<reference>`) of one endpoint. */
@@ -111,6 +115,8 @@ export interface WebhookAlertStatesTable {
 export interface WebhookOutboxTable {
   id: string;
   endpoint_id: string;
+  /** What it is about (`rule:<rule>`, `stale:<reference>`); null on deliveries queued before subjects were kept. */
+  subject: string | null;
   type: string;
   body: string;
   created_at: number;
@@ -120,19 +126,28 @@ export interface WebhookOutboxTable {
   finished_at: number | null;
 }
 
-/** One line of an account's webhook log: an attempt, a delivery given up, an endpoint disabled. */
+/**
+ * One entry of an account's webhook log: every attempt with one outcome to
+ * one endpoint within one minute (or deliveries superseded or dropped, an
+ * endpoint disabled), folded into one row (unique on endpoint, outcome and
+ * minute). `count` says how many; the other fields are the latest one's.
+ */
 export interface WebhookLogTable {
   id: Generated<number>;
   account_id: string;
   endpoint_id: string;
   message_id: string | null;
   type: string | null;
+  /** The latest event folded in (epoch ms). */
   at: number;
+  /** The start of the minute the entry folds (epoch ms, a multiple of 60,000). */
+  minute: number;
+  count: number;
   attempt: number | null;
   status_code: number | null;
   error: string | null;
   duration_ms: number | null;
-  outcome: 'delivered' | 'retrying' | 'given_up' | 'disabled';
+  outcome: 'delivered' | 'retrying' | 'given_up' | 'disabled' | 'superseded' | 'dropped';
 }
 
 /** A manual source's current price for one reference (canonical key): number text as set, times epoch ms. */

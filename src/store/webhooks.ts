@@ -1,6 +1,10 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { bumpRevision, toAccount, type Account } from './accounts.js';
 import type { Database, WebhookEndpointsTable, WebhookLogTable, WebhookOutboxTable } from './schema.js';
+import { writeLogLine } from './webhook-log.js';
+import { capPending, dueDeliveries, enqueue, MAX_PENDING_PER_ENDPOINT, withoutSkipped, type DueFilter, type OutboxMessage, type Replaced } from './webhook-queue.js';
+
+export { MAX_PENDING_PER_ENDPOINT, type DueFilter, type OutboxMessage } from './webhook-queue.js';
 
 /** The events an endpoint may take besides its rules' alerts. */
 export const WEBHOOK_EVENTS = ['stale', 'recovered'] as const;
@@ -19,6 +23,10 @@ export interface WebhookEndpoint {
   disabled_reason: string | null;
   created_at: number;
   updated_at: number;
+  /** Deliveries replaced, undelivered, by a newer event about the same rule or reference. */
+  superseded: number;
+  /** Deliveries dropped, oldest first, when more than the cap were pending. */
+  dropped: number;
 }
 
 /** An endpoint with the account it belongs to: what the producer evaluates. */
@@ -33,13 +41,6 @@ export interface AlertStateRow {
   subject: string;
   state: string;
   since: number;
-}
-
-/** A delivery to queue: its id (`msg_…`) is the `webhook-id` of every attempt. */
-export interface OutboxMessage {
-  id: string;
-  type: string;
-  body: string;
 }
 
 /**
@@ -67,6 +68,8 @@ export interface DueDelivery {
   body: string;
   created_at: number;
   attempts: number;
+  /** Whether its endpoint's latest attempt failed. */
+  failing: boolean;
 }
 
 /** What one attempt came to, as the sender decided it. */
@@ -108,7 +111,7 @@ export class WebhookRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async create(endpoint: { id: string; accountId: string; url: string; secret: string; rules: string[]; events: WebhookEvent[] }, now = Date.now()): Promise<WebhookEndpoint> {
-    const row: WebhookEndpointsTable = {
+    const row: Selectable<WebhookEndpointsTable> = {
       id: endpoint.id,
       account_id: endpoint.accountId,
       url: endpoint.url,
@@ -120,6 +123,8 @@ export class WebhookRepository {
       disabled_reason: null,
       created_at: now,
       updated_at: now,
+      superseded: 0,
+      dropped: 0,
     };
     // The revision tells the ingest leader to load its endpoints again.
     await this.db.transaction().execute(async (trx) => {
@@ -221,53 +226,80 @@ export class WebhookRepository {
    * Apply state changes and queue their deliveries, all in one transaction
    * (fenced by `epoch` when there is one). A change whose stored state is no
    * longer its `from` is skipped with its delivery; the indexes of those are
-   * returned, so the caller can read the states again.
+   * returned, so the caller can read the states again. A delivery replaces an
+   * undelivered one about the same subject, and an endpoint keeps at most
+   * `maxPending` pending deliveries (the oldest are dropped); both are counted
+   * on the endpoint and in its log.
    */
-  async apply(changes: readonly StateChange[], epoch: number | null, now: number): Promise<number[]> {
+  async apply(changes: readonly StateChange[], epoch: number | null, now: number, maxPending = MAX_PENDING_PER_ENDPOINT): Promise<number[]> {
     if (changes.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
       if (epoch !== null) await claim(trx, epoch);
       const conflicts: number[] = [];
+      const replaced = new Map<string, Replaced[]>();
       for (let i = 0; i < changes.length; i++) {
         const change = changes[i]!;
         if (!(await applyOne(trx, change))) {
           conflicts.push(i);
           continue;
         }
-        if (change.message) {
-          const { id, type, body } = change.message;
-          await trx.insertInto('webhook_outbox').values({ id, endpoint_id: change.endpointId, type, body, created_at: now, attempts: 0, next_attempt_at: now, state: 'pending', finished_at: null }).execute();
-        }
+        if (!change.message) continue;
+        const gone = await enqueue(trx, change.endpointId, change.subject, change.message, now);
+        replaced.set(change.endpointId, [...(replaced.get(change.endpointId) ?? []), ...gone]);
+      }
+      for (const [endpointId, gone] of replaced) {
+        const dropped = await capPending(trx, endpointId, maxPending);
+        if (gone.length > 0 || dropped > 0) await countLosses(trx, endpointId, gone, dropped, maxPending, now);
       }
       return conflicts;
     });
   }
 
-  /** Deliveries due by `now` to enabled endpoints, the longest waiting first. */
-  async due(now: number, limit: number): Promise<DueDelivery[]> {
+  /**
+   * Up to `limit` deliveries due by `now` to enabled endpoints, taken
+   * round-robin across accounts and endpoints (see dueDeliveries), leaving
+   * out what `skip` names.
+   */
+  async due(now: number, limit: number, skip: DueFilter = {}): Promise<DueDelivery[]> {
+    const rows = await dueDeliveries(this.db, now, limit, skip);
+    return rows.map((row) => ({
+      id: row.id,
+      endpoint_id: row.endpoint_id,
+      account_id: row.account_id,
+      url: row.url,
+      secret: row.secret,
+      type: row.type,
+      body: row.body,
+      created_at: Number(row.created_at),
+      attempts: Number(row.attempts),
+      failing: Number(row.failing) === 1,
+    }));
+  }
+
+  /** Pending deliveries per endpoint of the account (endpoints with none are left out). */
+  async pendingByEndpoint(accountId: string): Promise<Map<string, number>> {
     const rows = await this.db
       .selectFrom('webhook_outbox as o')
       .innerJoin('webhook_endpoints as e', 'e.id', 'o.endpoint_id')
-      .select(['o.id', 'o.endpoint_id', 'e.account_id', 'e.url', 'e.secret', 'o.type', 'o.body', 'o.created_at', 'o.attempts'])
+      .select(['o.endpoint_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('e.account_id', '=', accountId)
       .where('o.state', '=', 'pending')
-      .where('o.next_attempt_at', '<=', now)
-      .where('e.state', '=', 'enabled')
-      .orderBy('o.next_attempt_at')
-      .orderBy('o.id')
-      .limit(limit)
+      .groupBy('o.endpoint_id')
       .execute();
-    return rows.map((row) => ({ ...row, created_at: Number(row.created_at), attempts: Number(row.attempts) }));
+    return new Map(rows.map((row) => [row.endpoint_id, Number(row.n)]));
   }
 
-  /** When the next pending delivery to an enabled endpoint falls due; null when none waits. */
-  async nextDue(): Promise<number | null> {
-    const row = await this.db
-      .selectFrom('webhook_outbox as o')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'o.endpoint_id')
-      .select((eb) => eb.fn.min<number | null>('o.next_attempt_at').as('next'))
-      .where('o.state', '=', 'pending')
-      .where('e.state', '=', 'enabled')
-      .executeTakeFirst();
+  /** When the next pending delivery to an enabled endpoint falls due, leaving out what `skip` names; null when none waits. */
+  async nextDue(skip: DueFilter = {}): Promise<number | null> {
+    const row = await withoutSkipped(
+      this.db
+        .selectFrom('webhook_outbox as o')
+        .innerJoin('webhook_endpoints as e', 'e.id', 'o.endpoint_id')
+        .select((eb) => eb.fn.min<number | null>('o.next_attempt_at').as('next'))
+        .where('o.state', '=', 'pending')
+        .where('e.state', '=', 'enabled'),
+      skip,
+    ).executeTakeFirst();
     return row?.next === null || row?.next === undefined ? null : Number(row.next);
   }
 
@@ -288,21 +320,18 @@ export class WebhookRepository {
         .where('state', '=', 'pending')
         .executeTakeFirst();
       const line = (outcome: WebhookLogTable['outcome']) =>
-        trx
-          .insertInto('webhook_log')
-          .values({
-            account_id: delivery.account_id,
-            endpoint_id: delivery.endpoint_id,
-            message_id: delivery.id,
-            type: delivery.type,
-            at,
-            attempt: attempt.attempt,
-            status_code: attempt.status_code,
-            error: attempt.error,
-            duration_ms: Math.round(attempt.duration_ms),
-            outcome,
-          })
-          .execute();
+        writeLogLine(trx, {
+          account_id: delivery.account_id,
+          endpoint_id: delivery.endpoint_id,
+          message_id: delivery.id,
+          type: delivery.type,
+          at,
+          attempt: attempt.attempt,
+          status_code: attempt.status_code,
+          error: attempt.error,
+          duration_ms: Math.round(attempt.duration_ms),
+          outcome,
+        });
       if (attempt.outcome === 'delivered') {
         await line('delivered');
         await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', delivery.endpoint_id).where('failing_since', 'is not', null).execute();
@@ -311,7 +340,7 @@ export class WebhookRepository {
       const endpoint = await trx.selectFrom('webhook_endpoints').select(['failing_since', 'state']).where('id', '=', delivery.endpoint_id).executeTakeFirst();
       const since = endpoint?.failing_since === null || endpoint?.failing_since === undefined ? at : Number(endpoint.failing_since);
       const disable = endpoint?.state === 'enabled' && at - since >= attempt.disable_after_ms;
-      // A failure ends the delivery when it was dropped meanwhile (its endpoint disabled or removed) or its endpoint is disabled now.
+      // A failure ends the delivery when it left the outbox meanwhile (replaced by a newer one, dropped over the cap, its endpoint disabled or removed) or its endpoint is disabled now.
       const dropped = Number(updated.numUpdatedRows) === 0 || disable;
       await line(dropped && attempt.outcome === 'retrying' ? 'given_up' : attempt.outcome);
       if (endpoint?.state !== 'enabled') return { disabled: false };
@@ -322,22 +351,21 @@ export class WebhookRepository {
       const reason = `disabled: every attempt failed since ${new Date(since).toISOString()}`;
       await trx.updateTable('webhook_endpoints').set({ state: 'disabled', disabled_reason: reason, updated_at: at }).where('id', '=', delivery.endpoint_id).execute();
       await trx.updateTable('webhook_outbox').set({ state: 'failed', finished_at: at }).where('endpoint_id', '=', delivery.endpoint_id).where('state', '=', 'pending').execute();
-      await trx
-        .insertInto('webhook_log')
-        .values({ account_id: delivery.account_id, endpoint_id: delivery.endpoint_id, message_id: null, type: null, at, attempt: null, status_code: null, error: reason, duration_ms: null, outcome: 'disabled' })
-        .execute();
+      await writeLogLine(trx, { account_id: delivery.account_id, endpoint_id: delivery.endpoint_id, message_id: null, type: null, at, attempt: null, status_code: null, error: reason, duration_ms: null, outcome: 'disabled' });
       await bumpRevision(trx);
       return { disabled: true };
     });
   }
 
-  /** The account's log, newest first. */
+  /** The account's log, newest first (each entry folds a minute's events of one outcome to one endpoint). */
   async log(accountId: string, limit = 100): Promise<WebhookLogEntry[]> {
     const rows = await this.db.selectFrom('webhook_log').selectAll().where('account_id', '=', accountId).orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     return rows.map((row) => ({
       ...row,
       id: Number(row.id),
       at: Number(row.at),
+      minute: Number(row.minute),
+      count: Number(row.count),
       attempt: row.attempt === null ? null : Number(row.attempt),
       status_code: row.status_code === null ? null : Number(row.status_code),
       duration_ms: row.duration_ms === null ? null : Number(row.duration_ms),
@@ -390,7 +418,22 @@ async function applyOne(trx: Transaction<Database>, change: StateChange): Promis
   return Number(result.numUpdatedRows) > 0;
 }
 
-function toEndpoint(row: WebhookEndpointsTable): WebhookEndpoint {
+/** Count, on the endpoint and in its log, the deliveries replaced by newer ones and those dropped over the cap. */
+async function countLosses(trx: Transaction<Database>, endpointId: string, replaced: readonly Replaced[], dropped: number, cap: number, at: number): Promise<void> {
+  const endpoint = await trx
+    .updateTable('webhook_endpoints')
+    .set((eb) => ({ superseded: eb('superseded', '+', replaced.length), dropped: eb('dropped', '+', dropped) }))
+    .where('id', '=', endpointId)
+    .returning('account_id')
+    .executeTakeFirst();
+  if (!endpoint) return;
+  const line = { account_id: endpoint.account_id, endpoint_id: endpointId, at, attempt: null, status_code: null, duration_ms: null };
+  const last = replaced.at(-1);
+  if (last) await writeLogLine(trx, { ...line, message_id: last.id, type: last.type, error: 'replaced, undelivered, by a newer event about the same rule or reference', outcome: 'superseded' }, replaced.length);
+  if (dropped > 0) await writeLogLine(trx, { ...line, message_id: null, type: null, error: `dropped, oldest first: more than ${cap} deliveries were waiting`, outcome: 'dropped' }, dropped);
+}
+
+function toEndpoint(row: Selectable<WebhookEndpointsTable>): WebhookEndpoint {
   return {
     id: row.id,
     account_id: row.account_id,
@@ -402,5 +445,7 @@ function toEndpoint(row: WebhookEndpointsTable): WebhookEndpoint {
     disabled_reason: row.disabled_reason,
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
+    superseded: Number(row.superseded),
+    dropped: Number(row.dropped),
   };
 }

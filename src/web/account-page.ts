@@ -133,19 +133,20 @@ export const ACCOUNT_SCRIPT = `'use strict';
     draw(body.daily);
   }
 
-  var OUTCOMES = { delivered: 'رسید', retrying: 'تلاش دوباره', given_up: 'رها شد', disabled: 'غیرفعال شد' };
+  var OUTCOMES = { delivered: 'رسید', retrying: 'تلاش دوباره', given_up: 'رها شد', disabled: 'غیرفعال شد', superseded: 'جایگزین شد', dropped: 'کنار گذاشته شد' };
 
   /** The webhooks part: shown only when the plan has alerts (any refusal hides it; the usage part says what is wrong with the key). */
   function renderHooks(body) {
     el('endpoints').innerHTML = body.endpoints.length === 0 ? '<tr><td>—</td></tr>' : body.endpoints.map(function (e) {
       var state = e.state === 'enabled' ? 'فعال <span class="en">(enabled)</span>' : 'غیرفعال <span class="en">(disabled: ' + text(e.disabled_reason || '') + ')</span>';
       if (e.failing_since) state += ' <span class="en">failing since <bdi>' + text(e.failing_since) + '</bdi></span>';
+      if (e.pending + e.superseded + e.dropped > 0) state += ' <span class="en">(' + e.pending + ' waiting, ' + e.superseded + ' superseded, ' + e.dropped + ' dropped)</span>';
       return '<tr><td dir="ltr">' + text(e.id) + '</td><td dir="ltr">' + text(e.url) + '</td><td>' + state + '</td><td dir="ltr">' + text(e.rules.concat(e.events).join(' ')) + '</td></tr>';
     }).join('');
     el('deliveries').innerHTML = body.deliveries.length === 0 ? '<tr><td>—</td></tr>' : body.deliveries.map(function (d) {
       var answer = d.status_code !== null ? 'HTTP ' + d.status_code : (d.error || '');
       if (d.duration_ms !== null) answer += ' · ' + d.duration_ms + ' ms';
-      return '<tr><td class="date" dir="ltr">' + text(d.at) + '</td><td dir="ltr">' + text(d.endpoint) + '</td><td dir="ltr">' + text(d.type || '') + (d.delivery ? ' <span class="en">' + text(d.delivery) + '</span>' : '') + '</td><td>' + (d.attempt === null ? '—' : fa(d.attempt)) + '</td><td dir="ltr">' + text(answer) + '</td><td>' + (OUTCOMES[d.outcome] || '') + ' <span class="en">(' + text(d.outcome) + ')</span></td></tr>';
+      return '<tr><td class="date" dir="ltr">' + text(d.at) + '</td><td dir="ltr">' + text(d.endpoint) + '</td><td dir="ltr">' + text(d.type || '') + (d.delivery ? ' <span class="en">' + text(d.delivery) + '</span>' : '') + '</td><td>' + (d.attempt === null ? '—' : fa(d.attempt)) + '</td><td dir="ltr">' + text(answer) + '</td><td>' + (OUTCOMES[d.outcome] || '') + ' <span class="en">(' + text(d.outcome) + ')</span>' + (d.count > 1 ? ' ×' + fa(d.count) : '') + '</td></tr>';
     }).join('');
     el('hooks').hidden = false;
   }

@@ -13,9 +13,15 @@ export interface EndpointView {
   failing_since: string | null;
   disabled_reason: string | null;
   created_at: string;
+  /** Deliveries waiting to be sent or retried (at most MAX_PENDING_PER_ENDPOINT). */
+  pending: number;
+  /** Deliveries replaced, undelivered, by a newer event about the same rule or reference, ever. */
+  superseded: number;
+  /** Deliveries dropped, oldest first, because too many were waiting, ever. */
+  dropped: number;
 }
 
-/** One line of the delivery log. */
+/** One entry of the delivery log: the events of one outcome to one endpoint within a minute, the latest one's details. */
 export interface DeliveryView {
   at: string;
   endpoint: string;
@@ -26,8 +32,10 @@ export interface DeliveryView {
   status_code: number | null;
   error: string | null;
   duration_ms: number | null;
-  /** `delivered`, `retrying` (tried again later), `given_up` (its 24 h over) or `disabled` (the endpoint). */
+  /** `delivered`, `retrying` (tried again later), `given_up` (its 24 h over), `disabled` (the endpoint), `superseded` or `dropped`. */
   outcome: WebhookLogEntry['outcome'];
+  /** How many events the entry folds. */
+  count: number;
 }
 
 export interface WebhookOverview {
@@ -40,11 +48,11 @@ export const DEFAULT_LOG_LINES = 100;
 
 /** An account's endpoints and its latest log lines, newest first: what the CLI, /v1/webhooks and /account show. */
 export async function webhookOverview(webhooks: WebhookRepository, accountId: string, time: ZoneTime, lines = DEFAULT_LOG_LINES): Promise<WebhookOverview> {
-  const [endpoints, log] = await Promise.all([webhooks.list(accountId), webhooks.log(accountId, lines)]);
-  return { endpoints: endpoints.map((endpoint) => endpointView(endpoint, time)), deliveries: log.map((entry) => deliveryView(entry, time)) };
+  const [endpoints, log, pending] = await Promise.all([webhooks.list(accountId), webhooks.log(accountId, lines), webhooks.pendingByEndpoint(accountId)]);
+  return { endpoints: endpoints.map((endpoint) => endpointView(endpoint, time, pending.get(endpoint.id) ?? 0)), deliveries: log.map((entry) => deliveryView(entry, time)) };
 }
 
-export function endpointView(endpoint: WebhookEndpoint, time: ZoneTime): EndpointView {
+export function endpointView(endpoint: WebhookEndpoint, time: ZoneTime, pending = 0): EndpointView {
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -54,6 +62,9 @@ export function endpointView(endpoint: WebhookEndpoint, time: ZoneTime): Endpoin
     failing_since: endpoint.failing_since === null ? null : time.format(endpoint.failing_since),
     disabled_reason: endpoint.disabled_reason,
     created_at: time.format(endpoint.created_at),
+    pending,
+    superseded: endpoint.superseded,
+    dropped: endpoint.dropped,
   };
 }
 
@@ -68,5 +79,6 @@ function deliveryView(entry: WebhookLogEntry, time: ZoneTime): DeliveryView {
     error: entry.error,
     duration_ms: entry.duration_ms,
     outcome: entry.outcome,
+    count: entry.count,
   };
 }

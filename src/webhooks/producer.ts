@@ -25,6 +25,8 @@ export interface ProducerOptions {
   onQueued: () => void;
   /** Told when a newer leader has written states: this leadership must stop. */
   onFenced: (fence: number) => void;
+  /** Pending deliveries per endpoint at most (MAX_PENDING_PER_ENDPOINT unless a test sets fewer). */
+  maxPendingPerEndpoint?: number;
 }
 
 /** One endpoint as evaluated: its rules parsed, its account's allowance worked out. */
@@ -230,7 +232,7 @@ export class WebhookProducer {
       }
     }
     if (changes.length === 0) return;
-    const conflicts = await this.options.webhooks.apply(changes, this.options.epoch, now);
+    const conflicts = await this.options.webhooks.apply(changes, this.options.epoch, now, this.options.maxPendingPerEndpoint);
     const skipped = new Set(conflicts);
     let queued = false;
     changes.forEach((change, i) => {

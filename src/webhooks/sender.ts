@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
 import { describeStoreError } from '../store/errors.js';
-import type { DueDelivery, WebhookRepository } from '../store/webhooks.js';
+import type { DueDelivery, DueFilter, WebhookRepository } from '../store/webhooks.js';
 import { postWebhook, type PostOutcome } from './post.js';
 import { nextAttemptAt, type WebhookTimings } from './schedule.js';
 
@@ -18,9 +18,17 @@ export interface SenderOptions {
   pollMs?: number;
 }
 
-const CONCURRENCY = 8;
+const CONCURRENCY = 16;
 /** At most this many deliveries to one endpoint at once: a slow endpoint cannot hold every slot. */
 const PER_ENDPOINT = 2;
+/**
+ * Attempts to failing endpoints (their latest attempt failed) hold at most
+ * this share of the slots, one per endpoint, and one account at most half:
+ * receivers that hang until the 10 s timeout cannot take the slots that
+ * healthy endpoints, of that account or any other, are served from.
+ */
+const FAILING_SHARE = 0.25;
+const ACCOUNT_SHARE = 0.5;
 /**
  * The outbox changes only through this node while it leads (the producer
  * wakes the sender; the sender knows its own retry times), so reading it on a
@@ -61,12 +69,19 @@ export class WebhookSender {
   private readonly ended = new Map<string, number>();
   private endings = 0;
   private readonly perEndpoint = new Map<string, number>();
+  private readonly perAccount = new Map<string, number>();
+  /** Attempts under way to failing endpoints. */
+  private failingInFlight = 0;
   private readonly abort = new AbortController();
   private readonly concurrency: number;
+  private readonly perAccountLimit: number;
+  private readonly failingLimit: number;
   private readonly pollMs: number;
 
   constructor(private readonly options: SenderOptions) {
     this.concurrency = options.concurrency ?? CONCURRENCY;
+    this.perAccountLimit = Math.max(1, Math.floor(this.concurrency * ACCOUNT_SHARE));
+    this.failingLimit = Math.max(1, Math.floor(this.concurrency * FAILING_SHARE));
     this.pollMs = options.pollMs ?? POLL_MS;
   }
 
@@ -116,19 +131,22 @@ export class WebhookSender {
       let waiting = this.inflight.size >= this.concurrency;
       if (!waiting) {
         const readAfter = this.endings;
-        for (const delivery of await webhooks.due(time.now(), this.concurrency * 5)) {
+        // Round-robin across accounts and endpoints, leaving out what could not be started now.
+        for (const delivery of await webhooks.due(time.now(), this.concurrency * 2, this.busy())) {
           if (this.stopped) break;
           // Ended while the list was read: the list may predate its record (the ending woke the sender, which reads again).
           const endedDuringRead = (this.ended.get(delivery.id) ?? 0) > readAfter;
-          if (endedDuringRead || this.inflight.has(delivery.id) || this.inflight.size >= this.concurrency || (this.perEndpoint.get(delivery.endpoint_id) ?? 0) >= PER_ENDPOINT) waiting = true;
+          if (endedDuringRead || this.inflight.has(delivery.id) || !this.hasSlotFor(delivery)) waiting = true;
           else this.begin(delivery);
         }
         // Endings before this read are in what it saw; no later read can predate them.
         for (const [id, at] of this.ended) if (at <= readAfter) this.ended.delete(id);
       }
       if (this.stopped) return;
-      const nextDue = await webhooks.nextDue();
-      if (nextDue !== null && !waiting) wait = Math.min(wait, Math.max(1, nextDue - time.now()));
+      // Of what could be started once due; something due now but not started waits for an attempt's end, which wakes the sender.
+      const nextDue = await webhooks.nextDue(this.busy());
+      const now = time.now();
+      if (nextDue !== null && (nextDue > now || !waiting)) wait = Math.min(wait, Math.max(1, nextDue - now));
       await this.pruneIfDue();
     } catch (error) {
       this.warn(error);
@@ -139,16 +157,33 @@ export class WebhookSender {
     }
   }
 
+  /** What the outbox read should leave out: deliveries under way, and endpoints, accounts and failing endpoints with no slot left. */
+  private busy(): DueFilter {
+    const endpoints = [...this.perEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id);
+    const accounts = [...this.perAccount].filter(([, n]) => n >= this.perAccountLimit).map(([id]) => id);
+    return { deliveries: [...this.inflight.keys()], endpoints, accounts, failing: this.failingInFlight >= this.failingLimit };
+  }
+
+  private hasSlotFor(delivery: DueDelivery): boolean {
+    if (this.inflight.size >= this.concurrency) return false;
+    if ((this.perAccount.get(delivery.account_id) ?? 0) >= this.perAccountLimit) return false;
+    const toEndpoint = this.perEndpoint.get(delivery.endpoint_id) ?? 0;
+    if (!delivery.failing) return toEndpoint < PER_ENDPOINT;
+    return toEndpoint === 0 && this.failingInFlight < this.failingLimit;
+  }
+
   private begin(delivery: DueDelivery): void {
-    this.perEndpoint.set(delivery.endpoint_id, (this.perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+    count(this.perEndpoint, delivery.endpoint_id, 1);
+    count(this.perAccount, delivery.account_id, 1);
+    if (delivery.failing) this.failingInFlight++;
     const attempt = this.attempt(delivery)
       .catch((error: unknown) => this.warn(error))
       .finally(() => {
         this.inflight.delete(delivery.id);
         this.ended.set(delivery.id, ++this.endings);
-        const left = (this.perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
-        if (left > 0) this.perEndpoint.set(delivery.endpoint_id, left);
-        else this.perEndpoint.delete(delivery.endpoint_id);
+        count(this.perEndpoint, delivery.endpoint_id, -1);
+        count(this.perAccount, delivery.account_id, -1);
+        if (delivery.failing) this.failingInFlight--;
         this.wake();
       });
     this.inflight.set(delivery.id, attempt);
@@ -200,6 +235,13 @@ export class WebhookSender {
     this.warnedAt = now;
     this.options.logger.warn({ part: 'webhooks', reason: describeStoreError(error) }, 'webhook deliveries paused: the store does not answer; they go out once it does');
   }
+}
+
+/** Add `by` to a count of attempts under way; a count back at zero leaves the map. */
+function count(counts: Map<string, number>, id: string, by: number): void {
+  const n = (counts.get(id) ?? 0) + by;
+  if (n > 0) counts.set(id, n);
+  else counts.delete(id);
 }
 
 /** The three Standard Webhooks headers of one attempt, signed by the maintained library. */

@@ -30,7 +30,8 @@ describe('public pages in Chromium', () => {
     // A webhook endpoint whose rule never holds here and two lines of its log (as the sender writes them; no delivery is queued, so nothing is sent).
     const account = (await harness.store.accounts.find('browser-user'))!;
     await harness.store.webhooks.create({ id: 'wh_browser00000001', accountId: account.id, url: 'https://hooks.invalid/nerkh?x=1', secret: newSecret(), rules: ['usd_free>999999999999'], events: ['stale'] });
-    const line = { account_id: account.id, endpoint_id: 'wh_browser00000001', message_id: 'msg_browser1', type: 'rate.alert', error: null, at: Date.now() };
+    const at = Date.now();
+    const line = { account_id: account.id, endpoint_id: 'wh_browser00000001', message_id: 'msg_browser1', type: 'rate.alert', error: null, at, minute: at - (at % 60_000), count: 1 };
     await harness.store.connection.db
       .insertInto('webhook_log')
       .values([

@@ -103,7 +103,7 @@ describe('e2e: the derived source on /v1/status and the /status page', () => {
     const derived = derivedOf(s);
     assert.equal(derived.state, 'degraded');
     assert.deepEqual(derived.derived, { references: 2, computed: 1, stale_inputs: [], missing_inputs: ['usd_free'] });
-    assert.equal(derived.error, 'inputs without a value: usd_free; 1 of 2 formulas without a value');
+    assert.equal(derived.error, 'inputs without a value: usd_free; 1 of 2 formulas without a value: gold_18k (no value for usd_free)');
     assert.match(s.service.message, /derived degraded/);
     const row = derivedRow(await page());
     assert.ok(row.includes('فرمول: ۱ از ۲ مرجع محاسبه شد') && row.includes('formulas: 1 of 2 references computed'), row);

@@ -102,6 +102,13 @@ describe('convert and jewellery', () => {
       assert.equal(field((await get('/v1/convert?from=IRR&to=IRT&amount=0.00000001')).body, 'result'), '0.000000001');
     });
 
+    it('takes the largest amount the API page allows, 15 digits and 8 decimals, exactly', async () => {
+      const response = await get('/v1/convert?from=IRT&to=IRR&amount=999999999999999.99999999');
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(field(response.body, 'amount'), '999999999999999.99999999');
+      assert.equal(field(response.body, 'result'), '9999999999999999.9999999');
+    });
+
     it('two references priced in dollars convert: troy ounces to grams at 4000.5 ÷ 128.6', async () => {
       const response = await get('/v1/convert?from=gold_ounce&to=gold_gram_usd&amount=1');
       assert.equal(response.statusCode, 200, response.body);
@@ -168,6 +175,7 @@ describe('convert and jewellery', () => {
       ['from=usd&to=IRR&amount=%201', 'amount'],
       ['from=usd&to=IRR&amount=1.123456789', 'amount'],
       ['from=usd&to=IRR&amount=1234567890123456', 'amount'],
+      ['from=usd&to=IRR&amount=999999999999999.999999999', 'amount'],
       ['from=usd&to=IRR&amount=1&amount=2', 'amount'],
       ['from=&to=IRR&amount=1', 'from'],
       ['from=bad%20key&to=IRR&amount=1', 'from'],
@@ -204,6 +212,14 @@ describe('convert and jewellery', () => {
         (parsed.rates as Record<string, unknown>[]).map((rate) => [rate.key, rate.value, rate.status]),
         [['gold_18k', 72345678, 'ok']],
       );
+    });
+
+    it('takes the heaviest weight the API page allows, 6 digits and 4 decimals', async () => {
+      const response = await get('/v1/jewellery?weight=999999.9999&making_percent=0&profit_percent=0&vat_percent=0');
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(field(response.body, 'weight'), '999999.9999');
+      // 999,999.9999 × 72,345,678
+      assert.equal(field(response.body, 'gold'), '72345677992765.4322');
     });
 
     it('in toman: computed from the gram price ÷ 10, the total rounded to a whole toman', async () => {
@@ -256,6 +272,7 @@ describe('convert and jewellery', () => {
       ['weight=NaN&making_percent=1', 'weight'],
       ['weight=1.23456&making_percent=1', 'weight'],
       ['weight=1234567&making_percent=1', 'weight'],
+      ['weight=999999.99999&making_percent=1', 'weight'],
       ['weight=1&karat=19&making_percent=1', 'karat'],
       ['weight=1&making_percent=100.5', 'making_percent'],
       ['weight=1&making_percent=-1', 'making_percent'],

@@ -37,7 +37,7 @@ for (const dialect of dialects()) {
       const made = await store.webhooks.create({ id: 'wh_a', accountId, url: 'https://a.example/hook', secret: 'whsec_c2VjcmV0', rules: ['usd_free>1'], events: ['stale'] }, 1000);
       await store.webhooks.create({ id: 'wh_b', accountId, url: 'https://b.example/hook', secret: 'whsec_c2VjcmV0', rules: [], events: ['stale', 'recovered'] }, 2000);
       assert.equal(await store.accounts.revision(), revision + 2);
-      assert.deepEqual(made, { id: 'wh_a', account_id: accountId, url: 'https://a.example/hook', rules: ['usd_free>1'], events: ['stale'], state: 'enabled', failing_since: null, disabled_reason: null, created_at: 1000, updated_at: 1000 });
+      assert.deepEqual(made, { id: 'wh_a', account_id: accountId, url: 'https://a.example/hook', rules: ['usd_free>1'], events: ['stale'], state: 'enabled', failing_since: null, disabled_reason: null, created_at: 1000, updated_at: 1000, superseded: 0, dropped: 0 });
       const listed = await store.webhooks.list(accountId);
       assert.deepEqual(listed.map((e) => e.id), ['wh_a', 'wh_b']);
       assert.ok(listed.every((e) => !('secret' in e)), 'a listed endpoint carries no secret');
@@ -69,7 +69,7 @@ for (const dialect of dialects()) {
       assert.equal(await store.webhooks.delivery('msg_3'), null);
       assert.deepEqual(await store.webhooks.states(), [{ endpoint_id: endpointId, subject: 'stale:usd_free', state: 'pending', since: 20 }]);
       const queued = await store.webhooks.delivery('msg_1');
-      assert.deepEqual(queued, { id: 'msg_1', endpoint_id: endpointId, type: 'rate.alert', body: '{"n":"msg_1"}', created_at: 100, attempts: 0, next_attempt_at: 100, state: 'pending', finished_at: null });
+      assert.deepEqual(queued, { id: 'msg_1', endpoint_id: endpointId, subject: 'rule:usd_free>1', type: 'rate.alert', body: '{"n":"msg_1"}', created_at: 100, attempts: 0, next_attempt_at: 100, state: 'pending', finished_at: null });
     });
 
     it('fences state writes by leader epoch: an older epoch is refused whole once a newer one has claimed', async () => {
@@ -113,7 +113,7 @@ for (const dialect of dialects()) {
       // Failing since 6000: a streak that reaches the limit (1.5 s here) disables the endpoint, drops what it still had queued, and says so in the log.
       await store.webhooks.apply([{ endpointId, subject: 'rule:y', from: null, to: 'fired', since: 1, message: { id: 'msg_late', type: 'rate.alert', body: '{}' } }], null, 7000);
       const late: DueDelivery = (await store.webhooks.due(7000, 10))[0]!;
-      assert.deepEqual(await store.webhooks.record({ delivery: late, at: 7000, attempt: 1, status_code: 503, error: 'HTTP 503', duration_ms: 2, outcome: 'retrying', next_attempt_at: 8000, disable_after_ms: 1500 }), { disabled: false });
+      assert.deepEqual(await store.webhooks.record({ delivery: late, at: 7000, attempt: 1, status_code: 503, error: 'HTTP 503', duration_ms: 12.4, outcome: 'retrying', next_attempt_at: 8000, disable_after_ms: 1500 }), { disabled: false });
       const revision = await store.accounts.revision();
       const retried = (await store.webhooks.due(8000, 10))[0]!;
       assert.deepEqual(await store.webhooks.record({ delivery: retried, at: 8000, attempt: 2, status_code: 503, error: 'HTTP 503', duration_ms: 2, outcome: 'retrying', next_attempt_at: 9000, disable_after_ms: 1500 }), { disabled: true });
@@ -126,19 +126,18 @@ for (const dialect of dialects()) {
       assert.deepEqual(await store.webhooks.watched(), [], 'nor evaluated');
       assert.deepEqual(await store.webhooks.states(), []);
 
+      // All within one minute: one entry per outcome, with its count and the latest event's details.
       const log = await store.webhooks.log(accountId);
       assert.deepEqual(
-        log.map((line) => [line.at, line.message_id, line.attempt, line.status_code, line.outcome]),
+        log.map((line) => [line.at, line.message_id, line.attempt, line.status_code, line.outcome, line.count]),
         [
-          [8000, null, null, null, 'disabled'],
-          [8000, 'msg_late', 2, 503, 'given_up'],
-          [7000, 'msg_late', 1, 503, 'retrying'],
-          [6000, 'msg_fenced', 1, null, 'given_up'],
-          [5300, 'msg_1', 2, 204, 'delivered'],
-          [200, 'msg_1', 1, 500, 'retrying'],
+          [8000, null, null, null, 'disabled', 1],
+          [8000, 'msg_late', 2, 503, 'given_up', 2],
+          [7000, 'msg_late', 1, 503, 'retrying', 2],
+          [5300, 'msg_1', 2, 204, 'delivered', 1],
         ],
       );
-      assert.equal(log.find((line) => line.attempt === 1 && line.message_id === 'msg_1')!.duration_ms, 12);
+      assert.equal(log.find((line) => line.outcome === 'retrying')!.duration_ms, 12);
       assert.deepEqual(await store.webhooks.log(other), []);
 
       assert.equal(await store.webhooks.enable(accountId, endpointId, 9000), true);
@@ -149,7 +148,7 @@ for (const dialect of dialects()) {
       const day = 86_400_000;
       await store.webhooks.prune(8 * day);
       assert.equal(await store.webhooks.delivery('msg_1'), null);
-      assert.equal((await store.webhooks.log(accountId)).length, 6, 'the log keeps 30 days');
+      assert.equal((await store.webhooks.log(accountId)).length, 4, 'the log keeps 30 days');
       await store.webhooks.prune(31 * day);
       assert.deepEqual(await store.webhooks.log(accountId), []);
     });

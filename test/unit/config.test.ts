@@ -254,6 +254,7 @@ describe('loadConfig errors name the field', () => {
     assert.deepEqual(loadConfig({}, cwd).derived?.gold_18k?.names, ['gold_ounce', 'usd_free']);
     rejects(load({ sources: [fileSource('feed')], derived: { gold_18k: 'gold_ounce ^ 2' } }), 'derived.gold_18k: "gold_ounce ^ 2": only + - * /, parentheses, decimal constants and reference names are allowed; "^" is not');
     rejects(load({ sources: [fileSource('feed')], derived: { gold_18k: '' } }), 'derived.gold_18k');
+    rejects(load({ sources: [fileSource('feed')], derived: { gold_18k: 'gold_24k / 0 * 0.75' } }), 'config: derived.gold_18k: "gold_24k / 0 * 0.75": divides by zero');
     rejects(load({ sources: [fileSource('feed'), fileSource('derived')], derived: { gold_18k: 'gold_24k * 0.75' } }), 'sources[1].name: "derived" is the source of the derived references');
     rejects(load({ sources: [fileSource('feed')], source_priority: { gold_18k: ['derived'] } }), 'source_priority.gold_18k[0]: unknown source "derived"');
   });

@@ -83,4 +83,16 @@ describe('evaluateFormula', () => {
   it('refuses a division by zero', () => {
     assert.throws(() => evaluate('a / (b - b)', { a: '1', b: '2' }), (error: unknown) => error instanceof FormulaError && /division by zero/.test(error.message));
   });
+
+  it('refuses, when read, a divisor that reads no reference and is zero; a divisor that reads one is left to the values', () => {
+    const refusals: [string, string][] = [
+      ['a / 0', 'divides by zero'],
+      ['a / 0.000', 'divides by zero'],
+      ['a / -0', 'divides by zero: -0 is 0'],
+      ['a / (2 - 2)', 'divides by zero: (2 - 2) is 0'],
+      ['a * (1 + b / (0.5 * 2 - 1))', 'divides by zero: ((0.5 * 2) - 1) is 0'],
+    ];
+    for (const [text, message] of refusals) assert.throws(() => parseFormula(text), (error: unknown) => error instanceof FormulaError && error.message === message, text);
+    for (const text of ['a / (b - b)', 'a / (2 - 1)', '0 / a', 'a / 0.5']) assert.doesNotThrow(() => parseFormula(text), text);
+  });
 });

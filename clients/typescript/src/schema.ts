@@ -651,8 +651,14 @@ export interface components {
                  * @example 2026-11-21T14:03:07+03:30
                  */
                 created_at: string;
+                /** @description Deliveries waiting to be sent or retried: at most 1,000 per endpoint */
+                pending: number;
+                /** @description Deliveries replaced before they were delivered by a newer event about the same rule or reference, since the endpoint was added */
+                superseded: number;
+                /** @description Deliveries dropped, oldest first, because 1,000 were already waiting, since the endpoint was added */
+                dropped: number;
             }[];
-            /** @description The delivery log, newest first: the last 100 lines of 30 days (each attempt, each delivery given up, each endpoint disabled) */
+            /** @description The delivery log, newest first: the last 100 entries of 30 days. Events of one outcome to one endpoint within one minute (attempts delivered or retrying, deliveries given up, superseded or dropped, the endpoint disabled) are one entry with a `count`. */
             deliveries: {
                 /**
                  * @description ISO 8601 with a numeric UTC offset in the configured zone
@@ -668,7 +674,9 @@ export interface components {
                 status_code: number | null;
                 error: string | null;
                 duration_ms: number | null;
-                outcome: "delivered" | "retrying" | "given_up" | "disabled";
+                outcome: "delivered" | "retrying" | "given_up" | "disabled" | "superseded" | "dropped";
+                /** @description How many events of this outcome to this endpoint the entry folds (one minute); the other fields are the latest one’s */
+                count: number;
             }[];
         };
         Candle: {

@@ -16,7 +16,7 @@ const query = queryParams({
   to: side('What to count it in', 'IRT'),
   amount: {
     type: 'decimal',
-    maximum: '999999999999999',
+    maximum: '999999999999999.99999999',
     fractionDigits: 8,
     positive: true,
     required: true,

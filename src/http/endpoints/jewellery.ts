@@ -20,7 +20,7 @@ const percent = (description: string, fallback?: string) =>
 const query = queryParams({
   weight: {
     type: 'decimal',
-    maximum: '999999',
+    maximum: '999999.9999',
     fractionDigits: 4,
     positive: true,
     required: true,

@@ -28,7 +28,8 @@ const MS_PER_BYTE_WRITTEN = 1e-6;
  * The end of every request, the one place its traces are written: usage
  * metering (a keyed request whose key was known, whatever its answer), its
  * caller's cost (for load shedding), the
- * request metrics, and the one log line (not even built below level info).
+ * request metrics, and the one log line (not even built below level info;
+ * refused requests folded per key, status and second, refused-log.ts).
  * Called by the keyed pipeline and, for the routes without a key, by the
  * Fastify adapter's response hook.
  */
@@ -51,5 +52,7 @@ export function finish(
   if (status !== 503) state.costs.charge(access ? access.account.id : '', metered?.body ? ms + metered.body.length * MS_PER_BYTE_WRITTEN : ms);
   if (access && service !== null) deps.meter.record(access.account.id, access.id, service, metered!.now, metered!.failure);
   deps.metrics.observe(route, method, status, ms / 1000);
-  if (state.logRequests) state.log?.info({ reqId: requestId, method, url: redactKeysInUrl(url), status, ms: Math.round(ms * 100) / 100 }, message);
+  if (state.logRequests && state.log && state.refusals.ownLine(state.log, access?.id ?? null, status, metered?.now ?? Date.now())) {
+    state.log.info({ reqId: requestId, method, url: redactKeysInUrl(url), status, ms: Math.round(ms * 100) / 100 }, message);
+  }
 }
