@@ -332,6 +332,8 @@ export interface components {
             source: string | null;
             /** @description Age of a stale value in seconds */
             stale_seconds?: number;
+            /** @description Only with `?at=`: the candle the value is the close of, a minute (1m), an hour (1h) or a day (1d); null when nothing had been served by then */
+            grain?: ("1m" | "1h" | "1d") | null;
             /** @description The first value served today (calendar day in the configured zone); null when not known */
             day_open: number | null;
             /** @description The highest value served today; null when not known */
@@ -1038,7 +1040,7 @@ export interface operations {
                 unit?: "rial" | "toman";
                 /** @description sources: each rate lists every configured source's view of it */
                 expand?: "sources";
-                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. Not in the future; service `history` */
+                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily; each rate's `grain` says which), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits. Not in the future; service `history` */
                 at?: string;
             };
             header?: never;
@@ -1172,7 +1174,7 @@ export interface operations {
                 unit?: "rial" | "toman";
                 /** @description sources: each rate lists every configured source's view of it */
                 expand?: "sources";
-                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. Not in the future; service `history` */
+                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily; each rate's `grain` says which), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits. Not in the future; service `history` */
                 at?: string;
             };
             header?: never;
@@ -1289,12 +1291,12 @@ export interface operations {
                 /** @description Candle length: 1m, 5m, 15m, 1h, 4h, 1d, 1w */
                 interval?: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
                 /**
-                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 from?: string;
                 /**
-                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 to?: string;
@@ -1431,12 +1433,12 @@ export interface operations {
                 /** @description Candle length: 1m, 5m, 15m, 1h, 4h, 1d, 1w */
                 interval?: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
                 /**
-                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 from?: string;
                 /**
-                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 to?: string;
