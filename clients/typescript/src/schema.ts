@@ -116,7 +116,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval
-         * @description Events: `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
+         * @description Events: `meta` (only when `keys` named something the stream leaves out; first, once: `{unknown_keys, denied_keys}` as in the detail answer's `meta`), `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
          */
         get: operations["getStream"];
         put?: never;
@@ -125,7 +125,7 @@ export interface paths {
         options?: never;
         /**
          * Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval (headers only)
-         * @description Events: `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
+         * @description Events: `meta` (only when `keys` named something the stream leaves out; first, once: `{unknown_keys, denied_keys}` as in the detail answer's `meta`), `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
          */
         head: operations["headStream"];
         patch?: never;
