@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { asciiDigits } from '../domain/digits.js';
 import { isCalendarDate, parseIsoDateTime, type ZoneTime } from '../domain/time.js';
 import { findAccount } from './accounts.js';
 import { withContext } from './context.js';
@@ -8,11 +9,13 @@ import { printJson, printTable, UsageError } from './output.js';
  * `--expires`: a span from now (30d, 12h, 90m), an ISO date (00:00 of that day in the
  * configured zone), or a date-time (with a zone, or in the configured zone without one).
  */
-export function parseExpiry(text: string, time: ZoneTime, now = Date.now()): number {
+export function parseExpiry(written: string, time: ZoneTime, now = Date.now()): number {
+  // Persian or Arabic-Indic digits read as ASCII ones, as in every date the API takes.
+  const text = asciiDigits(written);
   const span = /^(\d{1,6})([mhd])$/.exec(text);
   let at: number | null = null;
   if (span) {
-    if (Number(span[1]) < 1) throw new UsageError(`invalid --expires "${text}": a span must be at least 1`);
+    if (Number(span[1]) < 1) throw new UsageError(`invalid --expires "${written}": a span must be at least 1`);
     at = now + Number(span[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[span[2] as 'm' | 'h' | 'd'];
   } else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
     const [year, month, day] = text.split('-').map(Number) as [number, number, number];
@@ -21,8 +24,8 @@ export function parseExpiry(text: string, time: ZoneTime, now = Date.now()): num
     const parsed = parseIsoDateTime(text, false);
     if (parsed) at = parsed.hasZone ? parsed.ms : parsed.ms - time.offsetMinutes(parsed.ms) * 60_000;
   }
-  if (at === null) throw new UsageError(`invalid --expires "${text}": use an ISO date (2027-01-31), a date-time (2027-01-31T12:00:00+03:30), or a span like 30d, 12h, 90m`);
-  if (at <= now) throw new UsageError(`--expires ${text} is in the past`);
+  if (at === null) throw new UsageError(`invalid --expires "${written}": use an ISO date (2027-01-31), a date-time (2027-01-31T12:00:00+03:30), or a span like 30d, 12h, 90m`);
+  if (at <= now) throw new UsageError(`--expires ${written} is in the past`);
   return at;
 }
 

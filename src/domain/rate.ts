@@ -59,9 +59,14 @@ export interface DayFields {
 
 export const NO_DAY_FIELDS: DayFields = Object.freeze({ day_open: null, day_high: null, day_low: null, prev_close: null, change: null, change_percent: null });
 
+/** The candle length a value read from history (`?at=`) came from: a minute's close, an hour's or a day's. */
+export type HistoryGrain = '1m' | '1h' | '1d';
+
 /** One entry of the detail response, before serialisation; `historical` when read from history (`?at=`). */
 export interface Rate extends Omit<ResolvedRate, 'status'>, DayFields {
   status: RateStatus | 'historical';
+  /** Only on rates read from history: the grain of the candle whose close is the value; null when there was none. */
+  grain?: HistoryGrain | null;
 }
 
 const number = (text: string | null) => text ?? 'null';
@@ -80,6 +85,7 @@ export function serialiseRate(rate: Rate, time: RateTime): string {
     `,"updated_at_jalali":${at === null ? 'null' : JSON.stringify(time.jalaliDateTime(at))}` +
     `,"status":"${rate.status}","source":${rate.source === null ? 'null' : JSON.stringify(rate.source)}`;
   if (rate.stale_seconds !== undefined) json += `,"stale_seconds":${rate.stale_seconds}`;
+  if (rate.grain !== undefined) json += `,"grain":${rate.grain === null ? 'null' : `"${rate.grain}"`}`;
   return (
     json +
     `,"day_open":${number(rate.day_open)},"day_high":${number(rate.day_high)},"day_low":${number(rate.day_low)}` +

@@ -15,7 +15,7 @@ const CLOCK_SIZE: Partial<Record<Interval, number>> = { '1m': MINUTE, '5m': 5 * 
 export const GRAIN_OF: Record<Interval, Grain> = { '1m': 'minute', '5m': 'minute', '15m': 'minute', '1h': 'hour', '4h': 'hour', '1d': 'day', '1w': 'day' };
 
 /** The interval a stored grain is. */
-export const INTERVAL_OF: Record<Grain, Interval> = { minute: '1m', hour: '1h', day: '1d' };
+export const INTERVAL_OF = { minute: '1m', hour: '1h', day: '1d' } as const satisfies Record<Grain, Interval>;
 
 /** The nominal length of an interval (days and weeks may be an hour off across a clock change). */
 export function nominalMs(interval: Interval): number {

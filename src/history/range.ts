@@ -1,3 +1,4 @@
+import { asciiDigits } from '../domain/digits.js';
 import { ApiError } from '../domain/errors.js';
 import { gregorianOfJalali } from '../domain/jalali.js';
 import { isCalendarDate, parseIsoDateTime } from '../domain/time.js';
@@ -23,7 +24,10 @@ const FORMS = 'a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10) or 
 /** A point in time as a caller wrote it: an instant, or a calendar day in the zone. */
 export type TimeInput = { instant: number } | { day: [number, number, number] };
 
-/** `2026-11-01`, `1405/08/10` or `1405-08-10` (Jalali), or `2026-11-01T10:00:00+03:30`; the error names the parameter. */
+/**
+ * `2026-11-01`, `1405/08/10` or `1405-08-10` (Jalali), or `2026-11-01T10:00:00+03:30`, in ASCII, Persian or
+ * Arabic-Indic digits (`۱۴۰۵/۰۸/۱۹`); the error names the parameter.
+ */
 export function parseTimeInput(name: string, text: string): TimeInput {
   const input = readTimeInput(text);
   // An unencoded `+` arrives as a space: say so, since the text the caller sent has a `+` in it.
@@ -32,19 +36,21 @@ export function parseTimeInput(name: string, text: string): TimeInput {
 }
 
 /** The same, with the reason instead of an error (for the CSV import, which reports by line). */
-export function readTimeInput(text: string): TimeInput | { error: string } {
+export function readTimeInput(written: string): TimeInput | { error: string } {
+  // Reasons quote the text as written; it is matched with ASCII digits.
+  const text = asciiDigits(written);
   const date = DATE.exec(text);
   if (date) {
     const [year, month, day] = [Number(date[1]), Number(date[3]), Number(date[4])];
     if (year < FIRST_GREGORIAN_YEAR) {
       const gregorian = gregorianOfJalali(year, month, day);
-      return gregorian ? { day: gregorian } : { error: `${JSON.stringify(text)} is not a date of the Jalali calendar` };
+      return gregorian ? { day: gregorian } : { error: `${JSON.stringify(written)} is not a date of the Jalali calendar` };
     }
-    return isCalendarDate(year, month, day) ? { day: [year, month, day] } : { error: `${JSON.stringify(text)} is not a calendar date` };
+    return isCalendarDate(year, month, day) ? { day: [year, month, day] } : { error: `${JSON.stringify(written)} is not a calendar date` };
   }
   const spaced = SPACE_FOR_PLUS.exec(text);
   const parsed = parseIsoDateTime(spaced ? `${spaced[1]}+${spaced[2]}` : text, true);
-  return parsed ? { instant: parsed.ms } : { error: `${JSON.stringify(text.slice(0, 40))} is not ${FORMS}` };
+  return parsed ? { instant: parsed.ms } : { error: `${JSON.stringify(written.slice(0, 40))} is not ${FORMS}` };
 }
 
 export interface HistoryQuery {

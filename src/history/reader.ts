@@ -165,16 +165,18 @@ export class HistoryReader {
    * kept, else hourly ones, else daily ones. Values are recorded when they
    * change, so the last candle to end before `at` holds the value still
    * served at `at`. A candle still open at `at` is never used: its close may
-   * have come after `at`.
+   * have come after `at`. The grain it was read at goes with it, as the
+   * answer names it (an invoice must show whether it holds a minute's close
+   * or a day's).
    */
-  async at(reference: string, at: number): Promise<Candle | null> {
+  async at(reference: string, at: number): Promise<{ candle: Candle; grain: Grain } | null> {
     const recent = (grain: Grain, latest: number, candle: Candle | null) => {
       for (const held of this.recorder?.recent(reference, grain) ?? []) if (held.start <= latest && (!candle || held.start >= candle.start)) candle = held;
       return candle;
     };
     // A candle has ended by `at` when it ends at `at` + 1 ms at the latest: its values were all served by `at`.
     const latestEnd = at + 1;
-    let best: Candle | null = null;
+    let best: { candle: Candle; grain: Grain } | null = null;
     let bestEnd = -Infinity;
     for (const grain of ['minute', 'hour', 'day'] as const) {
       const interval = INTERVAL_OF[grain];
@@ -183,7 +185,7 @@ export class HistoryReader {
       if (!candle) continue;
       const end = this.buckets.next(candle.start, interval);
       if (end > bestEnd) {
-        best = candle;
+        best = { candle, grain };
         bestEnd = end;
       }
       // Hours and days end on minute boundaries: none can end later than the minute that ended last.

@@ -124,6 +124,11 @@ export const RateSchema = Type.Object(
     }),
     source: Type.Union([Type.String(), Type.Null()], { description: 'The source that supplied the value' }),
     stale_seconds: Type.Optional(Type.Integer({ description: 'Age of a stale value in seconds' })),
+    grain: Type.Optional(
+      Type.Union([StringEnum(['1m', '1h', '1d']), Type.Null()], {
+        description: 'Only with `?at=`: the candle the value is the close of, a minute (1m), an hour (1h) or a day (1d); null when nothing had been served by then',
+      }),
+    ),
     day_open: DayNumber('The first value served today (calendar day in the configured zone)'),
     day_high: DayNumber('The highest value served today'),
     day_low: DayNumber('The lowest value served today'),

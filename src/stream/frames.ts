@@ -19,6 +19,16 @@ export function ratesData(generatedAt: string, rateJson: readonly string[]): str
 }
 
 /**
+ * Sent once, before the first snapshot, to a stream whose `?keys=` named
+ * something it leaves out: `data` is `{unknown_keys, denied_keys}`, as in the
+ * detail endpoint's `meta`, so a board can say why a price is missing. No
+ * `id:`, so Last-Event-ID stays the last snapshot version.
+ */
+export function metaFrame(unknownKeys: readonly string[], deniedKeys: readonly string[]): Buffer {
+  return Buffer.from(`event: meta\ndata: {"unknown_keys":${JSON.stringify(unknownKeys)},"denied_keys":${JSON.stringify(deniedKeys)}}\n\n`);
+}
+
+/**
  * The last event of a stream the server ends because its key, account or
  * plan no longer allows it: `data` is the error envelope the same request
  * would now be refused with. No `id:`, so Last-Event-ID stays the last

@@ -39,6 +39,38 @@ export function requestedKeys(catalogue: Catalogue, param: string | undefined): 
   return [...keys];
 }
 
+/** The names of `?keys=` a stream leaves out, as the detail endpoint's `meta` lists them. */
+export interface DroppedKeys {
+  /** Names matching no reference (a mistyped key). */
+  unknown: string[];
+  /** Names of references outside the caller's allowance. */
+  denied: string[];
+}
+
+/**
+ * Which names of `?keys=` (already read by requestedKeys) the stream leaves
+ * out under `access`, trimmed and in lower case; null
+ * when none is (or without the parameter), so a stream that drops nothing
+ * sends nothing more.
+ */
+export function droppedKeys(catalogue: Catalogue, param: string | undefined, access: KeyAccess): DroppedKeys | null {
+  if (param === undefined) return null;
+  const allowance = access.account.allowance;
+  const dropped: DroppedKeys = { unknown: [], denied: [] };
+  // Each name once, and a reference outside the allowance once under the first name that asked for it (as detail lists them).
+  const seen = new Set<string>();
+  for (const part of param.split(',')) {
+    const name = part.trim().toLowerCase();
+    const reference = catalogue.lookup(name);
+    const id = reference ? reference.key : name;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (!reference) dropped.unknown.push(name);
+    else if (allowance !== null && !allowance.has(reference.key)) dropped.denied.push(name);
+  }
+  return dropped.unknown.length + dropped.denied.length === 0 ? null : dropped;
+}
+
 /**
  * What a stream with this request may follow under `access`: the requested
  * keys its allowance covers, or the whole allowance. Throws

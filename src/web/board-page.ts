@@ -4,10 +4,18 @@
  * `rates` event. EventSource cannot send headers, so the key goes in the
  * stream's URL (`?api_key=`, which the server never logs). A key may come in
  * the page's own address (`/board?api_key=…`, a link for a shop's screen):
- * the script takes it into the tab's sessionStorage, under the board's own
- * name (a key from a link never becomes the key /account shows), and
- * replaces the address, so the key stays neither in the address bar nor in
- * the tab's history.
+ * the script takes it into localStorage, under the board's own name (a key
+ * from a link never becomes the key /account shows), and replaces the
+ * address, so the key stays neither in the address bar nor in the tab's
+ * history. localStorage, not the tab's session: a shop's screen restarts
+ * its browser and opens new tabs, and should not ask for the key each time;
+ * "Forget this key" is always on screen while one is kept.
+ *
+ * `?unit=toman` stays in the address and is passed to the stream, which
+ * divides rial prices by ten exactly; prices are shown from their JSON text,
+ * never through a float. Names in `?keys=` that the stream leaves out
+ * (unknown, or outside the plan) are listed under the board, as the stream's
+ * `meta` event names them.
  *
  * `/board?mode=tv` is the same page laid out for a shop's screen (see
  * board-tv-style.ts). Both layouts flash a price only when it changes, dim a
@@ -42,12 +50,14 @@ export const BOARD_PAGE = `<!doctype html>
     <input id="key" type="password" autocomplete="off" placeholder="&#x2067;کلید API&#x2069; · API key" aria-label="API key">
     <input id="keys" type="text" autocomplete="off" placeholder="&#x2067;نرخ‌ها (خالی: همه)&#x2069; · keys (empty: your whole plan)" aria-label="keys">
     <button type="submit">اتصال · Connect</button>
-    <button type="button" class="plain" id="stop">قطع و فراموشی کلید · Disconnect, forget key</button>
   </form>
-  <p class="note">کلید فقط در همین زبانه نگه داشته می‌شود. این صفحهٔ نمایشی کلید را در نشانی جریان (<span dir="ltr">?api_key=</span>) می‌فرستد، فقط چون EventSource مرورگر نمی‌تواند سرآیند بفرستد؛ سرور آن را ثبت نمی‌کند. برنامهٔ خودتان کلید را در سرآیند <span dir="ltr">x-api-key</span> بفرستد.
-  <span class="en">The key is kept in this tab only (sessionStorage). This demo page puts it in the stream's URL only because a browser's EventSource cannot send headers; the server never logs it. Your own code should send it in the x-api-key header.</span></p>
-  <div class="bar"><span id="state" data-state="idle" role="status">وصل نیست · Not connected</span><span id="updated" class="en"></span></div>
+  <p class="note">کلید در همین مرورگر برای این نشانی نگه داشته می‌شود، در همهٔ زبانه‌ها و پس از بستن مرورگر، تا «فراموش کردن این کلید» را بزنید. برای صفحهٔ نمایش فروشگاه، کلید را یک بار در نشانی بگذارید؛ صفحه آن را نگه می‌دارد و از نشانی برمی‌دارد (<span dir="ltr">unit=toman</span>: قیمت‌ها به تومان):
+  <code dir="ltr">/board?mode=tv&amp;unit=toman&amp;keys=usd_free,coin_emami,gold_18k&amp;api_key=…</code>
+  این صفحه کلید را در نشانی جریان (<span dir="ltr">?api_key=</span>) می‌فرستد، فقط چون EventSource مرورگر نمی‌تواند سرآیند بفرستد؛ سرور آن را ثبت نمی‌کند. برنامهٔ خودتان کلید را در سرآیند <span dir="ltr">x-api-key</span> بفرستد.
+  <span class="en">The key is kept in this browser for this site (localStorage): in every tab and after a restart, until you press “Forget this key”. For a shop's screen, put the key in the address once, as above (unit=toman: prices in toman); the page keeps it and takes it out of the address. This page puts the key in the stream's URL only because a browser's EventSource cannot send headers; the server never logs it. Your own code should send it in the x-api-key header.</span></p>
+  <div class="bar"><span id="state" data-state="idle" role="status">وصل نیست · Not connected</span><span id="updated"></span><button type="button" class="plain" id="forget" hidden>فراموش کردن این کلید · Forget this key</button></div>
   <div id="message" class="message" role="alert" hidden></div>
+  <div id="dropped" class="dropped" role="status" hidden></div>
   <div id="lost" class="lost" role="alert" hidden><strong id="lost-since"></strong><span>در حال تلاش برای اتصال دوباره… <bdi class="en">Disconnected; reconnecting…</bdi></span></div>
   <ul id="board" class="board" aria-live="polite"></ul>
 </main>
@@ -59,6 +69,9 @@ export const BOARD_PAGE = `<!doctype html>
 export const BOARD_SCRIPT = `'use strict';
 (function () {
   var STORAGE = 'nerkh.board.key';
+  var UNITS = ['rial', 'toman'];
+  /** Fields whose JSON text is shown as written: JSON.parse would read them as floats (and a float may not hold every digit). */
+  var EXACT = { value: true, change: true, change_percent: true };
   var DEFAULT_KEYS = ${JSON.stringify(BOARD_DEFAULT_KEYS)};
   var STATES = {
     idle: 'وصل نیست · Not connected',
@@ -122,9 +135,20 @@ export const BOARD_SCRIPT = `'use strict';
     return row;
   }
 
+  /** Rates' numbers as their JSON text (the reviver's source text; a number where the browser has none). Intl formats the text exactly. */
+  function exact(name, value, context) {
+    return typeof value === 'number' && EXACT[name] && context && typeof context.source === 'string' ? context.source : value;
+  }
+
   function signed(text) {
     var n = Number(text);
-    return (n > 0 ? '+' : n < 0 ? '−' : '') + numbers.format(Math.abs(n));
+    var digits = String(text).replace(/^-/, '');
+    return (n > 0 ? '+' : n < 0 ? '−' : '') + numbers.format(digits);
+  }
+
+  /** "کهنه، ۵ دقیقه پیش": a comma, as a middle dot beside Persian digits reads as a zero (۴ as ۴۰). */
+  function staleText(seconds) {
+    return 'کهنه، ' + age(seconds);
   }
 
   /** "۵ دقیقه پیش", in the same steps as the status page's ages. */
@@ -159,13 +183,13 @@ export const BOARD_SCRIPT = `'use strict';
     row.time.textContent = rate.updated_at ? digits(rate.updated_at.slice(11, 19)) : '';
     // A stale value's age counts on between events (see tick), from when this browser was told it.
     row.staleSince = rate.status === 'stale' && typeof rate.stale_seconds === 'number' ? Date.now() - rate.stale_seconds * 1000 : null;
-    row.age.textContent = row.staleSince === null ? '' : 'کهنه · ' + age(rate.stale_seconds);
+    row.age.textContent = row.staleSince === null ? '' : staleText(rate.stale_seconds);
     row.li.dataset.status = rate.status;
     row.shown = rate.value;
     // Only a new value flashes: a stale one is sent again at every refresh with its age grown, and a
     // snapshot after a reconnect repeats what the board already shows.
     if (flash && shown !== undefined && shown !== rate.value) {
-      row.li.dataset.move = rate.value !== null && shown !== null && rate.value < shown ? 'down' : 'up';
+      row.li.dataset.move = rate.value !== null && shown !== null && Number(rate.value) < Number(shown) ? 'down' : 'up';
       row.li.classList.remove('flash');
       void row.li.offsetWidth;
       row.li.classList.add('flash');
@@ -173,16 +197,15 @@ export const BOARD_SCRIPT = `'use strict';
   }
 
   function apply(event) {
-    var body = JSON.parse(event.data);
+    var body = JSON.parse(event.data, exact);
     var zone = /([+-])(\\d\\d):(\\d\\d)$/.exec(body.generated_at);
     offsetMs = zone ? (zone[1] === '-' ? -1 : 1) * (Number(zone[2]) * 60 + Number(zone[3])) * 60000 : 0;
     body.rates.forEach(function (rate) { render(rate, true); });
-    var updated = document.createElement('span');
-    updated.textContent = 'آخرین به‌روزرسانی ' + digits(String(body.generated_at).slice(11, 19));
-    var id = document.createElement('span');
-    id.className = 'en event';
-    id.textContent = ' · event ' + event.lastEventId;
-    el('updated').replaceChildren(updated, id);
+    // Only the time on screen: the event's id (the snapshot version, a long number) set beside a Persian time read as
+    // part of it. It stays on the element, for whoever needs it.
+    el('updated').textContent = 'آخرین به‌روزرسانی ' + digits(String(body.generated_at).slice(11, 19));
+    el('updated').dataset.event = event.lastEventId;
+    el('updated').title = 'event ' + event.lastEventId;
     return body;
   }
 
@@ -200,7 +223,7 @@ export const BOARD_SCRIPT = `'use strict';
       var row = rows[key];
       if (row.staleSince === null || row.staleSince === undefined) return;
       // Written only when it reads differently: the board is a live region, and a screen reader says each change.
-      var text = 'کهنه · ' + age(Math.max(0, Math.floor((now - row.staleSince) / 1000)));
+      var text = staleText(Math.max(0, Math.floor((now - row.staleSince) / 1000)));
       if (row.age.textContent !== text) row.age.textContent = text;
     });
     var lost = lostAt !== null && now - lostAt >= LOST_AFTER_MS;
@@ -218,6 +241,15 @@ export const BOARD_SCRIPT = `'use strict';
    */
   function layout() {
     if (root.dataset.mode !== 'tv' || root.dataset.view !== 'board') return;
+    // The note of left-out rates takes a row of its own under the tiles, so it covers none of them.
+    var note = el('dropped');
+    if (note.hidden) {
+      delete root.dataset.dropped;
+      root.style.removeProperty('--foot');
+    } else {
+      root.dataset.dropped = '';
+      root.style.setProperty('--foot', 'calc(' + note.offsetHeight + 'px + var(--gap))');
+    }
     var board = el('board');
     var keys = Object.keys(rows);
     if (keys.length === 0 || board.clientWidth === 0) return;
@@ -247,9 +279,39 @@ export const BOARD_SCRIPT = `'use strict';
     if (el('board').dataset.chars !== String(chars)) layout();
   }
 
+  /** The names the stream left out (its meta event): unknown ones, and ones outside the plan, each kind on a line. */
+  function dropped(meta) {
+    var lines = [];
+    [['unknown', meta && meta.unknown_keys, 'این نرخ‌ها شناخته نیستند', 'Unknown keys, not shown'], ['denied', meta && meta.denied_keys, 'این نرخ‌ها در طرح شما نیستند', 'Not in your plan, not shown']].forEach(function (kind) {
+      if (!kind[1] || kind[1].length === 0) return;
+      var line = document.createElement('span');
+      line.dataset.kind = kind[0];
+      var english = document.createElement('bdi');
+      english.className = 'en';
+      // The colon inside the English label, so it stays at that label's end between the two directions.
+      english.textContent = kind[3] + ':';
+      line.append(kind[2] + ' · ', english, ' ');
+      kind[1].forEach(function (name, i) {
+        var key = document.createElement('bdi');
+        key.dir = 'ltr';
+        key.textContent = name;
+        line.append(i === 0 ? '' : '، ', key);
+      });
+      lines.push(line);
+    });
+    el('dropped').replaceChildren.apply(el('dropped'), lines);
+    el('dropped').hidden = lines.length === 0;
+    layout();
+  }
+
+  /** The query the stream and its HEAD share: the list and the unit (the key is added by each). */
+  function streamQuery(keys) {
+    return (keys ? 'keys=' + encodeURIComponent(keys) + '&' : '') + (unit === 'toman' ? 'unit=toman&' : '');
+  }
+
   /** EventSource hides why a stream was refused; a HEAD request with the same key says (401, 403, 429). */
   function explain(key, keys) {
-    fetch('/v1/stream' + (keys ? '?keys=' + encodeURIComponent(keys) : ''), { method: 'HEAD', headers: { 'x-api-key': key } }).then(function (response) {
+    fetch('/v1/stream?' + streamQuery(keys).replace(/&$/, ''), { method: 'HEAD', headers: { 'x-api-key': key } }).then(function (response) {
       var reasons = {
         400: 'فهرست نرخ‌ها نادرست است. · The keys list is not valid.',
         401: 'کلید نامعتبر است. · The key is not valid.',
@@ -286,18 +348,24 @@ export const BOARD_SCRIPT = `'use strict';
 
   function connect() {
     stop();
-    var key = sessionStorage.getItem(STORAGE);
+    dropped(null);
+    var key = localStorage.getItem(STORAGE);
+    el('forget').hidden = !key;
     if (!key) return state('idle');
     var keys = el('keys').value.trim();
     state('connecting');
-    var query = (keys ? 'keys=' + encodeURIComponent(keys) + '&' : '') + 'api_key=' + encodeURIComponent(key);
-    var stream = new EventSource('/v1/stream?' + query);
+    var stream = new EventSource('/v1/stream?' + streamQuery(keys) + 'api_key=' + encodeURIComponent(key));
     source = stream;
     stream.onopen = function () {
       state('open');
       show('');
       link(true);
+      // The stream says again what it leaves out, right after it opens (an open is announced before its events).
+      dropped(null);
     };
+    stream.addEventListener('meta', function (event) {
+      dropped(JSON.parse(event.data));
+    });
     stream.addEventListener('snapshot', function (event) {
       // A snapshot is the whole state (first, and after every reconnect): rates it no longer holds go, the rest
       // are brought up to it in its order, and a value that moved while the link was down flashes.
@@ -325,36 +393,45 @@ export const BOARD_SCRIPT = `'use strict';
     };
   }
 
-  // A key in the address goes into the tab's session; the address keeps ?keys= and ?mode=tv only. replaceState
+  // A key in the address is kept for this site; the address keeps ?keys=, ?unit= and ?mode=tv only. replaceState
   // rewrites the current history entry, so neither the address bar nor Back shows the key afterwards. Anything
   // else the address held goes too (a key under another name, a fragment): the server serves this page
   // whatever the address holds, so this always runs.
   var params = new URLSearchParams(location.search);
   var given = params.get('api_key');
-  if (given && given.trim()) sessionStorage.setItem(STORAGE, given.trim());
+  if (given && given.trim()) localStorage.setItem(STORAGE, given.trim());
   var keys = params.get('keys');
   if (keys !== null && /nrk_/i.test(keys)) keys = null;
   el('keys').value = keys !== null ? keys : DEFAULT_KEYS;
+  var unit = params.getAll('unit').length === 1 && UNITS.indexOf(params.get('unit')) >= 0 ? params.get('unit') : null;
   var tv = params.getAll('mode').length === 1 && params.get('mode') === 'tv';
   if (tv) root.dataset.mode = 'tv';
-  var extra = location.hash !== '' || params.getAll('keys').length > 1 || (params.has('mode') && !tv);
-  params.forEach(function (value, name) { if (name !== 'keys' && name !== 'mode') extra = true; });
-  var kept = (keys !== null ? ['keys=' + encodeURIComponent(keys).replace(/%2C/gi, ',')] : []).concat(tv ? ['mode=tv'] : []);
+  var extra = location.hash !== '' || params.getAll('keys').length > 1 || (params.has('mode') && !tv) || (params.has('unit') && !unit);
+  params.forEach(function (value, name) { if (name !== 'keys' && name !== 'mode' && name !== 'unit') extra = true; });
+  var kept = (keys !== null ? ['keys=' + encodeURIComponent(keys).replace(/%2C/gi, ',')] : []).concat(unit ? ['unit=' + unit] : [], tv ? ['mode=tv'] : []);
   if (extra || (keys === null && params.has('keys'))) history.replaceState(null, '', location.pathname + (kept.length > 0 ? '?' + kept.join('&') : ''));
+
+  function forget() {
+    stop();
+    localStorage.removeItem(STORAGE);
+    el('forget').hidden = true;
+    dropped(null);
+    link(true);
+    state('idle');
+    show('');
+  }
 
   el('form').addEventListener('submit', function (event) {
     event.preventDefault();
     var key = el('key').value.trim();
-    if (key) sessionStorage.setItem(STORAGE, key);
+    if (key) localStorage.setItem(STORAGE, key);
     el('key').value = '';
     connect();
   });
-  el('stop').addEventListener('click', function () {
-    stop();
-    sessionStorage.removeItem(STORAGE);
-    link(true);
-    state('idle');
-    show('');
+  el('forget').addEventListener('click', forget);
+  // Forgotten in another tab of this site: forgotten here too.
+  addEventListener('storage', function (event) {
+    if ((event.key === STORAGE || event.key === null) && !localStorage.getItem(STORAGE)) forget();
   });
   addEventListener('resize', layout);
   // A web font arriving late changes how wide the figures run.
@@ -376,7 +453,7 @@ form { display: flex; flex-wrap: wrap; gap: 8px; margin: 16px 0 8px; }
 input, button { font: inherit; padding: 8px 10px; border-radius: 8px; border: 1px solid #c9ced6; min-width: 0; }
 input { flex: 1 1 220px; direction: ltr; }
 button { background: #1f4fa8; color: #fff; border: 0; cursor: pointer; } button.plain { background: #e6e8eb; color: #1d232b; }
-.note { font-size: .85em; color: #5b6573; margin: 0 0 12px; }
+.note { font-size: .85em; color: #5b6573; margin: 0 0 12px; } .note > .en { display: block; margin-top: 4px; } .note code { display: block; direction: ltr; text-align: left; margin: 4px 0; overflow-wrap: anywhere; } .note span[dir="ltr"] { white-space: nowrap; }
 .bar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 16px; margin: 12px 0; }
 #state { display: inline-flex; align-items: center; gap: 6px; padding: 4px 10px; border-radius: 999px; background: #e6e8eb; }
 #state::before { content: ""; width: 9px; height: 9px; border-radius: 50%; background: #8a94a3; }
@@ -395,7 +472,9 @@ li[data-status="stale"], li[data-status="unavailable"] { background: #eef0f3; }
 li[data-status="stale"] > :not(.age), li[data-status="unavailable"] > * { opacity: .5; }
 .lost { display: flex; flex-direction: column; gap: 4px; padding: 12px 14px; margin: 0 0 12px; border-radius: 8px; background: #b3261e; color: #fff; font-size: 1.1rem; }
 .lost .en { color: #fde7e5; }
-#updated { direction: rtl; } #updated .event { direction: ltr; unicode-bidi: isolate; }
+#updated { direction: rtl; color: #5b6573; font-variant-numeric: tabular-nums; }
+#forget { padding: 4px 10px; font-size: .85em; }
+.dropped { display: flex; flex-direction: column; gap: 4px; padding: 8px 12px; margin: 0 0 12px; border-radius: 8px; background: #fff4c2; color: #6b4b00; font-size: .9em; }
 html[data-link="lost"] ul.board { opacity: .4; filter: grayscale(1); }
 li.flash { animation: flash 1.2s ease-out; }
 @keyframes flash { from { background: #fff4c2; } to { background: #fff; } }

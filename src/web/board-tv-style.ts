@@ -3,7 +3,9 @@
  * the board's style sheet. Once connected (html[data-view="board"]) only the
  * board shows: a one-line head (the title, the link's state and the time of
  * the last update in a corner) and a grid of tiles that fills the rest of the
- * viewport, dark, so the figures read from across the shop.
+ * viewport, dark, so the figures read from across the shop, and, in a row
+ * under it, the names of any requested rates the stream left out (the
+ * script measures that row as --foot, and the tiles make room for it).
  *
  * Every size follows from the viewport (vw, vh) and the grid the page's
  * script picks for the number of tiles: `--cols` × `--rows`, `--chars` the
@@ -16,7 +18,7 @@
 const TV = 'html[data-mode="tv"][data-view="board"]';
 
 export const BOARD_TV_STYLE = `
-${TV} { --pad: 1.5vmin; --gap: 1.2vmin; --head: clamp(32px, 6vh, 160px); --board-h: calc(100vh - 2 * var(--pad) - var(--head) - var(--gap)); overflow: hidden; }
+${TV} { --pad: 1.5vmin; --gap: 1.2vmin; --head: clamp(32px, 6vh, 160px); --foot: 0px; --board-h: calc(100vh - 2 * var(--pad) - var(--head) - var(--gap) - var(--foot)); overflow: hidden; }
 ${TV} body { background: #0d1117; color: #e6edf3; }
 ${TV} main { max-width: none; height: 100vh; box-sizing: border-box; margin: 0; padding: var(--pad); display: grid; grid-template-columns: minmax(0, 1fr) auto; grid-template-rows: var(--head) var(--board-h); gap: var(--gap) 2vw; }
 ${TV} main > h1 { grid-area: 1 / 1; align-self: center; margin: 0; font-size: calc(var(--head) * .5); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
@@ -26,7 +28,10 @@ ${TV} #state { padding: .2em .7em; gap: .4em; background: #21262d; }
 ${TV} #state::before { width: .55em; height: .55em; }
 ${TV} #state[data-state="open"] { background: #12361f; }
 ${TV} #updated { direction: rtl; color: #c9d1d9; font-size: 1em; font-variant-numeric: tabular-nums; }
-${TV} #updated .event { display: none; }
+${TV} #forget { padding: .2em .7em; font-size: .7em; background: transparent; color: #8b949e; border: 1px solid #30363d; white-space: nowrap; }
+${TV}[data-dropped] main { grid-template-rows: var(--head) var(--board-h) auto; }
+${TV} .dropped { grid-column: 1 / -1; grid-row: 3; box-sizing: border-box; margin: 0; padding: .3em .8em; gap: .2em; font-size: clamp(12px, 1.8vh, 40px); background: #161b22; color: #e3b341; border: 1px solid #30363d; }
+${TV} .dropped .en { color: #c9d1d9; }
 ${TV} .message { position: fixed; left: 5vw; right: 5vw; bottom: 5vh; z-index: 2; font-size: clamp(16px, 3vh, 72px); }
 ${TV} .lost { position: fixed; top: 50%; left: 50%; transform: translate(-50%, -50%); z-index: 2; width: max-content; max-width: 90vw; box-sizing: border-box; margin: 0; padding: 3vh 4vw; gap: 1.5vh; border-radius: 2vmin; font-size: clamp(20px, 6vh, 140px); text-align: center; box-shadow: 0 0 0 100vmax rgba(13, 17, 23, .35); }
 ${TV} .lost > span { font-size: .45em; }

@@ -153,7 +153,9 @@ describe('/board?mode=tv in Chromium', () => {
       const stale = page.locator(`li[data-key="${STALE_KEY}"]`);
       assert.equal(await stale.getAttribute('data-status'), 'stale');
       const age = await stale.locator('.age').innerText();
-      assert.match(age, /^کهنه · [۰-۹]+ دقیقه پیش$/, 'its age, in Persian digits');
+      // A comma after «کهنه»: a middle dot beside Persian digits reads as a zero («۴ دقیقه» as «۴۰»).
+      assert.match(age, /^کهنه، [۰-۹]+ دقیقه پیش$/, 'its age, in Persian digits');
+      assert.doesNotMatch(age, /[·•.٠]/, 'no dot beside the figures, where it reads as a zero');
       const minutes = Number(ascii(age).replace(/\D/g, ''));
       assert.ok(minutes >= STALE_MINUTES && minutes <= STALE_MINUTES + 1, `${age}: the value's age`);
       const opacity = (selector: string) => page.locator(selector).evaluate((element) => Number(getComputedStyle(element).opacity));

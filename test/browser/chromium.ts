@@ -12,14 +12,22 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
 /** launch() gives the browser a fresh, temporary profile of its own (it refuses --user-data-dir). */
 export async function launchChromium(): Promise<Browser> {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+/**
+ * Chromium on the profile in `userDataDir`, as a browser that keeps its profile on disk: closing the
+ * context ends the browser, and launching again on the same folder is the same browser restarted.
+ */
+export function launchChromiumWithProfile(userDataDir: string, width: number, height = 900): Promise<BrowserContext> {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
+  return chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: ARGS, viewport: { width, height } });
 }
 
 /**

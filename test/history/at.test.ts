@@ -25,6 +25,10 @@ const KEY = 'gbp_free';
 
 assertBuilt();
 
+/** The same text in Persian digits (۰-۹), and in Arabic-Indic ones (٠-٩). */
+const persianDigits = (text: string) => text.replace(/[0-9]/g, (d) => '۰۱۲۳۴۵۶۷۸۹'[Number(d)]!);
+const arabicDigits = (text: string) => text.replace(/[0-9]/g, (d) => '٠١٢٣٤٥٦٧٨٩'[Number(d)]!);
+
 /** Local midnight `days` days before today. */
 const daysAgo = (days: number) => buckets.startOfDate(...buckets.localDate(Date.now() - days * DAY));
 /** `day` at a local clock time `hh:mm:ss`. */
@@ -63,12 +67,13 @@ for (const dialect of dialects()) {
 
     const ask = (at: string, raw = false) => get(server.base, `/v1/rates/${KEY}?at=${raw ? at : encodeURIComponent(at)}`, key);
 
-    /** A 200 whose one rate is `value`, updated at `updatedAt`, and never later than `at`. */
-    function answers(response: Response, at: number, value: number, updatedAt: number, label: string): void {
+    /** A 200 whose one rate is `value`, the close of a `grain` candle, updated at `updatedAt`, and never later than `at`. */
+    function answers(response: Response, at: number, value: number, updatedAt: number, grain: '1m' | '1h' | '1d', label: string): void {
       assert.equal(response.status, 200, `${label}: ${response.text}`);
       const rate = (response.json as { rates: Record<string, unknown>[] }).rates[0]!;
       assert.equal(rate.status, 'historical', label);
       assert.equal(rate.value, value, `${label}: value`);
+      assert.equal(rate.grain, grain, `${label}: the grain the answer names`);
       assert.equal(rate.updated_at, time.format(updatedAt), `${label}: updated_at`);
       assert.ok(Date.parse(String(rate.updated_at)) <= at, `${label}: ${String(rate.updated_at)} is after the moment asked, ${time.format(at)}`);
     }
@@ -119,37 +124,37 @@ for (const dialect of dialects()) {
     it('at minute grain: the close of the last minute that ended by `at`, with its own time, never one recorded after', async () => {
       // 10:01:05: the 10:01 minute is still open (its 102 came at 10:01:10); the 10:00 minute ended with 101 at 10:00:40.
       const at = clock(d1, '10:01:05');
-      answers(await ask(time.format(at)), at, 101, clock(d1, '10:00:40'), '10:01:05');
+      answers(await ask(time.format(at)), at, 101, clock(d1, '10:00:40'), '1m', '10:01:05');
       const later = clock(d1, '10:03:00');
-      answers(await ask(time.format(later)), later, 102, clock(d1, '10:01:10'), '10:03:00');
+      answers(await ask(time.format(later)), later, 102, clock(d1, '10:01:10'), '1m', '10:03:00');
       // On the boundary: the 10:01 minute ends at 10:02:00 exactly, so it has ended.
       const boundary = clock(d1, '10:02:00');
-      answers(await ask(time.format(boundary)), boundary, 102, clock(d1, '10:01:10'), '10:02:00');
+      answers(await ask(time.format(boundary)), boundary, 102, clock(d1, '10:01:10'), '1m', '10:02:00');
     });
 
     it('a candle still open at `at` is never used, even where its values came before `at`', async () => {
-      // 10:00:50: 100 and 101 came in the open 10:00 minute; the last candle that ended is three days back (203 at 14:40).
+      // 10:00:50: 100 and 101 came in the open 10:00 minute; the last candle that ended is the day three days back (203 at 14:40).
       const at = clock(d1, '10:00:50');
-      answers(await ask(time.format(at)), at, 203, clock(d3, '14:40:00'), '10:00:50');
+      answers(await ask(time.format(at)), at, 203, clock(d3, '14:40:00'), '1d', '10:00:50');
     });
 
     it('beyond the minute retention: the close of the last hour that ended, at the hour grain', async () => {
       const at = clock(d3, '14:30:00');
-      answers(await ask(time.format(at)), at, 201, clock(d3, '13:50:00'), '14:30 three days ago');
+      answers(await ask(time.format(at)), at, 201, clock(d3, '13:50:00'), '1h', '14:30 three days ago');
       const onTheHour = clock(d3, '14:00:00');
-      answers(await ask(time.format(onTheHour)), onTheHour, 201, clock(d3, '13:50:00'), '14:00 three days ago');
+      answers(await ask(time.format(onTheHour)), onTheHour, 201, clock(d3, '13:50:00'), '1h', '14:00 three days ago');
       // Before the first hour ended that day: the last imported day (ten days ago) closed it.
       const early = clock(d3, '13:59:59');
-      answers(await ask(time.format(early)), early, 302, buckets.next(d10, '1d') - 1000, '13:59:59 three days ago');
+      answers(await ask(time.format(early)), early, 302, buckets.next(d10, '1d') - 1000, '1d', '13:59:59 three days ago');
     });
 
     it('at day grain: a date is that day’s close, Jalali with slashes or dashes; a time inside a day gets the day before', async () => {
       const endOfD10 = buckets.next(d10, '1d') - 1;
-      answers(await ask(time.day(d10)), endOfD10, 302, endOfD10 + 1 - 1000, 'Gregorian date');
-      answers(await ask(jalaliSlash(d10)), endOfD10, 302, endOfD10 + 1 - 1000, 'Jalali date with slashes');
-      answers(await ask(jalaliDash(d10)), endOfD10, 302, endOfD10 + 1 - 1000, 'Jalali date with dashes');
+      answers(await ask(time.day(d10)), endOfD10, 302, endOfD10 + 1 - 1000, '1d', 'Gregorian date');
+      answers(await ask(jalaliSlash(d10)), endOfD10, 302, endOfD10 + 1 - 1000, '1d', 'Jalali date with slashes');
+      answers(await ask(jalaliDash(d10)), endOfD10, 302, endOfD10 + 1 - 1000, '1d', 'Jalali date with dashes');
       const noon = clock(d10, '12:00:00');
-      answers(await ask(time.format(noon)), noon, 301, d10 - 1000, 'noon ten days ago');
+      answers(await ask(time.format(noon)), noon, 301, d10 - 1000, '1d', 'noon ten days ago');
     });
 
     it('reads a date-time whose `+` arrived as a space (sent unencoded) as +, and says so when the text is wrong anyway', async () => {
@@ -157,8 +162,8 @@ for (const dialect of dialects()) {
       const text = time.format(at);
       assert.match(text, /\+03:30$/);
       // A literal "+" in the query string: the server decodes it to a space.
-      answers(await ask(text, true), at, 102, clock(d1, '10:01:10'), 'unencoded +');
-      answers(await ask(text.replace('+', ' ')), at, 102, clock(d1, '10:01:10'), 'space for +');
+      answers(await ask(text, true), at, 102, clock(d1, '10:01:10'), '1m', 'unencoded +');
+      answers(await ask(text.replace('+', ' ')), at, 102, clock(d1, '10:01:10'), '1m', 'space for +');
       refused(await ask(`${time.day(at)} 10:03`), /%2B/, 'a space elsewhere');
     });
 
@@ -171,6 +176,43 @@ for (const dialect of dialects()) {
       const today = await ask(time.day(Date.now()));
       assert.equal(today.status, 200, today.text);
       assert.equal((today.json as { rates: { value: number }[] }).rates[0]!.value, 105);
+    });
+
+    it('names the grain on every rate, null for a reference with nothing served by then', async () => {
+      const at = clock(d1, '10:03:00');
+      const response = await get(server.base, `/v1/rates/${KEY},usd_free?at=${encodeURIComponent(time.format(at))}`, key);
+      assert.equal(response.status, 200, response.text);
+      const rates = (response.json as { rates: { key: string; status: string; grain: unknown }[] }).rates;
+      assert.deepEqual(
+        rates.map((rate) => [rate.key, rate.status, rate.grain]),
+        [
+          [KEY, 'historical', '1m'],
+          ['usd_free', 'unavailable', null],
+        ],
+      );
+      // The live answer has no grain: it is not read from history.
+      const live = await get(server.base, `/v1/rates/${KEY}`, key);
+      assert.equal('grain' in (live.json as { rates: object[] }).rates[0]!, false, live.text);
+    });
+
+    it('reads Persian and Arabic-Indic digits in `at`, `from` and `to` as ASCII ones', async () => {
+      const endOfD10 = buckets.next(d10, '1d') - 1;
+      answers(await ask(persianDigits(jalaliSlash(d10))), endOfD10, 302, endOfD10 + 1 - 1000, '1d', 'a Jalali date in Persian digits');
+      answers(await ask(arabicDigits(jalaliDash(d10))), endOfD10, 302, endOfD10 + 1 - 1000, '1d', 'a Jalali date in Arabic-Indic digits');
+      answers(await ask(persianDigits(time.day(d10))), endOfD10, 302, endOfD10 + 1 - 1000, '1d', 'a Gregorian date in Persian digits');
+      const at = clock(d1, '10:03:00');
+      answers(await ask(persianDigits(time.format(at))), at, 102, clock(d1, '10:01:10'), '1m', 'a date-time in Persian digits');
+      answers(await ask(arabicDigits(time.format(at))), at, 102, clock(d1, '10:01:10'), '1m', 'a date-time in Arabic-Indic digits');
+
+      const from = encodeURIComponent(persianDigits(jalaliSlash(d12)));
+      const to = encodeURIComponent(arabicDigits(jalaliDash(d10)));
+      const daily = await get(server.base, `/v1/rates/${KEY}/history?interval=1d&from=${from}&to=${to}`, key);
+      assert.equal(daily.status, 200, daily.text);
+      assert.deepEqual((daily.json as { candles: { close: number }[] }).candles.map((c) => c.close), [300.5, 301, 302]);
+
+      // A date that is not one is refused as written, whatever its digits.
+      const wrong = persianDigits('1405/13/01');
+      refused(await ask(wrong), new RegExp(`"${wrong}" is not a date of the Jalali calendar`), 'month 13 in Persian digits');
     });
 
     it('takes Jalali dates with slashes or dashes for `from` and `to`, and a space-for-plus date-time', async () => {

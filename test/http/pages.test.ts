@@ -49,7 +49,7 @@ describe('public pages', () => {
     assert.match(String(usage.headers['ratelimit-policy']), /"(minute|day)";q=\d+/, 'the policy the page parses');
   });
 
-  it('/board is a page whose only script comes from this server and subscribes to the stream with the key from the session', async () => {
+  it('/board is a page whose only script comes from this server and subscribes to the stream with the key it keeps for the site', async () => {
     const page = await harness.app.inject({ url: '/board?api_key=nrk_from_the_address&keys=usd_free' });
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /<html lang="fa" dir="rtl">/);
@@ -62,9 +62,9 @@ describe('public pages', () => {
     assert.doesNotThrow(() => new Function(script), 'the page script parses');
     assert.doesNotMatch(script, /https?:\/\//, 'the page script calls no outside address');
     assert.match(script, /new EventSource\('\/v1\/stream\?'/);
-    assert.match(script, /sessionStorage/);
-    assert.doesNotMatch(script, /localStorage|document\.cookie/, 'the key is kept in the tab only');
-    // Served whatever the address holds (a refusal would leave a key in it): the script keeps ?keys= only.
+    assert.match(script, /localStorage/);
+    assert.doesNotMatch(script, /sessionStorage|document\.cookie/, 'the key is kept in localStorage only');
+    // Served whatever the address holds (a refusal would leave a key in it): the script keeps ?keys=, ?unit= and ?mode= only.
     for (const url of ['/board?other=1', '/board?API_KEY=nrk_x', `/board?api_key=${'x'.repeat(300)}`]) {
       const served = await harness.app.inject({ url });
       assert.equal(served.statusCode, 200, url);

@@ -69,6 +69,23 @@ describe('GET /v1/stream', () => {
     assert.ok(Number(first.id) > 0, 'id is the snapshot version');
   });
 
+  it('first says which requested names it leaves out (unknown, outside the plan), once, to that stream alone', async () => {
+    const { key } = await harness.keyFor('two-rate-board', 'enterprise', { references: ['usd_free', 'coin_emami'] });
+    const stream = await connect('/v1/stream?keys=usd_free,nope,EUR,gold_18k,Nope,usd,eur_free', { 'x-api-key': key });
+    assert.equal(stream.status, 200);
+    const meta = await stream.event(0);
+    assert.equal(meta.event, 'meta');
+    assert.equal(meta.id, undefined, 'no id: Last-Event-ID stays the snapshot version');
+    assert.deepEqual(JSON.parse(meta.data), { unknown_keys: ['nope'], denied_keys: ['eur', 'gold_18k'] });
+    const snapshot = await stream.event(1);
+    assert.equal(snapshot.event, 'snapshot');
+    assert.deepEqual(ratesOf(snapshot).rates.map((rate) => rate.key), ['usd_free']);
+
+    // A stream following the same references that dropped nothing shares the snapshot, without the meta.
+    const clean = await connect('/v1/stream?keys=usd_free', { 'x-api-key': key });
+    assert.equal((await clean.event(0)).event, 'snapshot');
+  });
+
   it('sends only the rates that changed, on the 6 s tier only from its next boundary', async () => {
     const fast = await connect('/v1/stream?keys=usd_free,eur_free', { 'x-api-key': live });
     const slow = await connect('/v1/stream?keys=usd_free,eur_free', { 'x-api-key': sixSeconds });

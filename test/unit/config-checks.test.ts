@@ -52,6 +52,9 @@ describe('parseExpiry', () => {
     assert.equal(parseExpiry('2027-01-31', time, now), Date.parse('2027-01-30T20:30:00Z'));
     assert.equal(parseExpiry('2027-01-31T12:00:00Z', time, now), Date.parse('2027-01-31T12:00:00Z'));
     assert.equal(parseExpiry('2027-01-31T12:00:00', time, now), Date.parse('2027-01-31T08:30:00Z'));
+    // In Persian or Arabic-Indic digits, as a date may be typed on a Persian keyboard.
+    assert.equal(parseExpiry('۲۰۲۷-۰۱-۳۱', time, now), Date.parse('2027-01-30T20:30:00Z'));
+    assert.equal(parseExpiry('٩٠m', time, now), now + 90 * 60_000);
   });
   it('rejects zero spans, impossible dates, past dates and nonsense', () => {
     for (const text of ['0m', '0d', '2027-02-31', '2027-13-01', '2026-01-01', 'tomorrow', '30x', '2027-01-31T25:00:00Z']) {

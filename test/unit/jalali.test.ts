@@ -46,6 +46,13 @@ describe('time input (from, to, at, CSV dates)', () => {
     for (const text of ['1405/08-10', '1405.08.10', '1405/008/10', '14050810']) assert.ok('error' in readTimeInput(text), text);
   });
 
+  it('reads Persian and Arabic-Indic digits as ASCII ones, and quotes a refused text as written', () => {
+    for (const text of ['۱۴۰۵/۰۸/۱۰', '١٤٠٥-٠٨-١٠', '۲۰۲۶-۱۱-۰۱']) assert.deepEqual(readTimeInput(text), { day: [2026, 11, 1] }, text);
+    assert.deepEqual(readTimeInput('۲۰۲۶-۱۱-۱۰T۱۴:۳۰:۰۰+۰۳:۳۰'), { instant: Date.parse('2026-11-10T11:00:00Z') });
+    assert.deepEqual(readTimeInput('٢٠٢٦-١١-١٠T١٤:٣٠:٠٠ ٠٣:٣٠'), { instant: Date.parse('2026-11-10T11:00:00Z') });
+    assert.deepEqual(readTimeInput('۱۴۰۵/۱۳/۰۱'), { error: '"۱۴۰۵/۱۳/۰۱" is not a date of the Jalali calendar' });
+  });
+
   it('reads an offset whose `+` arrived as a space (an unencoded + in a query string) as +, and a `-` as it is', () => {
     const instant = Date.parse('2026-11-10T11:00:00Z');
     assert.deepEqual(readTimeInput('2026-11-10T14:30:00 03:30'), { instant });

@@ -116,7 +116,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval
-         * @description Events: `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
+         * @description Events: `meta` (only when `keys` named something the stream leaves out; first, once: `{unknown_keys, denied_keys}` as in the detail answer's `meta`), `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
          */
         get: operations["getStream"];
         put?: never;
@@ -125,7 +125,7 @@ export interface paths {
         options?: never;
         /**
          * Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval (headers only)
-         * @description Events: `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
+         * @description Events: `meta` (only when `keys` named something the stream leaves out; first, once: `{unknown_keys, denied_keys}` as in the detail answer's `meta`), `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.
          */
         head: operations["headStream"];
         patch?: never;
@@ -332,6 +332,8 @@ export interface components {
             source: string | null;
             /** @description Age of a stale value in seconds */
             stale_seconds?: number;
+            /** @description Only with `?at=`: the candle the value is the close of, a minute (1m), an hour (1h) or a day (1d); null when nothing had been served by then */
+            grain?: ("1m" | "1h" | "1d") | null;
             /** @description The first value served today (calendar day in the configured zone); null when not known */
             day_open: number | null;
             /** @description The highest value served today; null when not known */
@@ -1046,7 +1048,7 @@ export interface operations {
                 unit?: "rial" | "toman";
                 /** @description sources: each rate lists every configured source's view of it */
                 expand?: "sources";
-                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. Not in the future; service `history` */
+                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily; each rate's `grain` says which), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits. Not in the future; service `history` */
                 at?: string;
             };
             header?: never;
@@ -1180,7 +1182,7 @@ export interface operations {
                 unit?: "rial" | "toman";
                 /** @description sources: each rate lists every configured source's view of it */
                 expand?: "sources";
-                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. Not in the future; service `history` */
+                /** @description The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily; each rate's `grain` says which), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day's close. ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits. Not in the future; service `history` */
                 at?: string;
             };
             header?: never;
@@ -1297,12 +1299,12 @@ export interface operations {
                 /** @description Candle length: 1m, 5m, 15m, 1h, 4h, 1d, 1w */
                 interval?: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
                 /**
-                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 from?: string;
                 /**
-                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 to?: string;
@@ -1439,12 +1441,12 @@ export interface operations {
                 /** @description Candle length: 1m, 5m, 15m, 1h, 4h, 1d, 1w */
                 interval?: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
                 /**
-                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description First candle (default: 30 candles before `to`); not later than now: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 from?: string;
                 /**
-                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset
+                 * @description Last candle (default: now; a later one is read as now); a date includes that whole day: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits
                  * @example 2026-11-01
                  */
                 to?: string;

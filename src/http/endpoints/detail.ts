@@ -22,8 +22,8 @@ const KEYS: PathParamSpec = {
 const AT = {
   type: 'string',
   description:
-    'The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day\'s close. Not in the future; service `history`',
-  examples: ['2026-11-01T10:00:00+03:30', '2026-11-01', '1405/08/10'],
+    'The values as served at this moment: each the close of the last candle that ended by then (minute candles where kept, else hourly, else daily; each rate\'s `grain` says which), `updated_at` its own time, never a value recorded later. A date-time with an offset (send `+` as `%2B`), or a date (Jalali 1405/08/10 too): that day\'s close. ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits. Not in the future; service `history`',
+  examples: ['2026-11-01T10:00:00+03:30', '2026-11-01', '1405/08/10', '۱۴۰۵/۰۸/۱۰'],
 } as const;
 
 /** What `?expand=` can add to each rate. */

@@ -26,7 +26,7 @@ export function historyCacheSeconds(end: number, refreshIntervalSeconds: number,
 const dateInput = (description: string) =>
   ({
     type: 'string',
-    description: `${description}: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset`,
+    description: `${description}: a date (2026-11-01), a Jalali date (1405/08/10 or 1405-08-10; a year below 1700 is Jalali) or a date-time with an offset, in ASCII, Persian (۱۴۰۵/۰۸/۱۰) or Arabic-Indic digits`,
     examples: ['2026-11-01'],
   }) as const;
 

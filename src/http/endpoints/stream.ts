@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../domain/errors.js';
-import { RETRY_FRAME } from '../../stream/frames.js';
+import { metaFrame, RETRY_FRAME } from '../../stream/frames.js';
 import { StreamHub } from '../../stream/hub.js';
 import { MAX_ALERT_RULES } from '../../domain/alert-rule.js';
 import { checkService } from '../../access/authenticate.js';
-import { alertRules, allowedKeys, MAX_STREAM_KEYS, requestedKeys } from '../../stream/selection.js';
+import { alertRules, allowedKeys, droppedKeys, MAX_STREAM_KEYS, requestedKeys } from '../../stream/selection.js';
 import { MemoryStreamSlots } from '../../stream/slots.js';
 import type { StreamSlots } from '../../stream/slots.js';
 import { StreamWatch } from '../../stream/watch.js';
@@ -68,7 +68,8 @@ export function streamEndpoint(deps: Pick<AppDeps, 'catalogue' | 'logger'>, { wa
       tags: ['rates'],
       summary: 'Server-Sent Events: a snapshot of your rates, then the rates that change, once per refresh interval',
       description:
-        'Events: `snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). ' +
+        'Events: `meta` (only when `keys` named something the stream leaves out; first, once: `{unknown_keys, denied_keys}` as in the detail answer\'s `meta`), ' +
+        '`snapshot` (every followed rate; first, and again when a plan change alters what the stream reads or how often), then `rates` (only those that changed). ' +
         'The stream ends with `error` (data: the error envelope) when its key is revoked or expires, its account is suspended, or its plan no longer includes the stream or any of its references, ' +
         "and with `reconnect` when it reaches the plan's `max_stream_seconds` (reconnect for a new one). " +
         'With `alerts`, `alert` events (data: `{rule, key, value, change_percent, at}`) follow the snapshot or `rates` event in which a rule became true.',
@@ -112,8 +113,11 @@ export function streamEndpoint(deps: Pick<AppDeps, 'catalogue' | 'logger'>, { wa
           const socket = response.socket;
           if (!socket) return release();
           socket.setNoDelay(true);
+          // What `keys` named that the stream leaves out, once, before the snapshot: written to this stream
+          // alone, as the events after it are shared by every stream following the same references.
+          const dropped = droppedKeys(deps.catalogue, params.keys, access);
           // Sends the head with it; everything after goes to the socket itself, in order behind it.
-          response.write(RETRY_FRAME);
+          response.write(dropped ? Buffer.concat([RETRY_FRAME, metaFrame(dropped.unknown, dropped.denied)]) : RETRY_FRAME);
           // A reconnect with Last-Event-ID gets a fresh snapshot like any new stream: the state, not a replay.
           // From here the watch holds the stream to its key's access: revoked, suspended, or a plan that no longer allows it ends it.
           const log = deps.logger.child({ reqId: exchange.requestId });

@@ -1,3 +1,4 @@
+import { asciiDigits } from '../../domain/digits.js';
 import { gregorianOfJalali } from '../../domain/jalali.js';
 import { isCalendarDate, parseIsoDateTime, type ZoneTime } from '../../domain/time.js';
 
@@ -11,14 +12,6 @@ export const UNIX_MS_FROM = 100_000_000_000;
 const UNIX_MS_BELOW = 10_000_000_000_000;
 /** A date whose year is below this is a Solar Hijri (Jalali) date: 1405 is this decade there, and no price of 1405 AD is quoted. */
 const JALALI_BELOW = 1700;
-
-/** Persian and Arabic-Indic digits to ASCII (times are often written `۱۴۰۵/۰۹/۰۳ ۲۲:۰۰`). */
-function asciiDigits(text: string): string {
-  return text.replace(/[\u06f0-\u06f9\u0660-\u0669]/g, (char) => {
-    const code = char.charCodeAt(0);
-    return String(code >= 0x6f0 ? code - 0x6f0 : code - 0x660);
-  });
-}
 
 const UNIX = /^\d+(?:\.\d+)?$/;
 /** `1405/09/03 22:00:00`, `2026-11-24 22:00`, `1405/9/3`: a date, then optionally a time, in the configured zone. */
