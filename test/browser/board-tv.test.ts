@@ -21,6 +21,7 @@ import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { tempDir } from '../support/env.js';
 import { startShippedProxy } from '../support/haproxy.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { HANG_MS } from '../support/deadline.js';
 
 const DEFAULT_KEYS = BOARD_DEFAULT_KEYS.split(',');
 /** Not among the second source's rates, so alpha's old value is the newest there is: served stale. */
@@ -90,8 +91,8 @@ describe('/board?mode=tv in Chromium', () => {
     if (options.record) await recordEventsAndFlashes(opened.page);
     const mode = options.mode === 'page' ? '' : 'mode=tv&';
     await opened.page.goto(`${options.base ?? rig.base}/board?${mode}api_key=${rig.key}`, { waitUntil: 'load' });
-    await opened.page.waitForSelector('#state[data-state="open"]', { timeout: 10_000 });
-    await opened.page.waitForFunction((count) => document.querySelectorAll('ul.board li .value').length === count, DEFAULT_KEYS.length, { timeout: 10_000 });
+    await opened.page.waitForSelector('#state[data-state="open"]', { timeout: HANG_MS });
+    await opened.page.waitForFunction((count) => document.querySelectorAll('ul.board li .value').length === count, DEFAULT_KEYS.length, { timeout: HANG_MS });
     await opened.page.evaluate(() => document.fonts.ready);
     return opened;
   }
@@ -164,14 +165,16 @@ describe('/board?mode=tv in Chromium', () => {
       assert.equal(await opacity(`li[data-key="${STALE_KEY}"] .age`), 1, 'its age is not');
 
       // The stale price comes again every second with its age grown: three times, and never a flash.
-      await page.waitForFunction((key) => (window as unknown as { seen: { received: string[] } }).seen.received.filter((k) => k === key).length >= 3, STALE_KEY, { timeout: 10_000 });
+      await page.waitForFunction((key) => (window as unknown as { seen: { received: string[] } }).seen.received.filter((k) => k === key).length >= 3, STALE_KEY, { timeout: HANG_MS });
       assert.deepEqual((await seen(page)).flashed, [], 'nothing flashed while only the stale price was sent again');
 
       // The dollar moves: it flashes, and nothing else does.
       rig.writeAlpha({ ...levels, usd_free: (levels.usd_free as number) + 1000 });
-      await page.waitForFunction(() => (window as unknown as { seen: { flashed: string[] } }).seen.flashed.includes('usd_free'), undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => (window as unknown as { seen: { flashed: string[] } }).seen.flashed.includes('usd_free'), undefined, { timeout: HANG_MS });
       assert.equal(await page.locator('li[data-key="usd_free"] .value').innerText(), await persian(page, (levels.usd_free as number) + 1000));
-      await page.waitForTimeout(2000);
+      // Two more sendings of the stale price after the dollar's: still only the dollar flashed.
+      const sentBefore = (await seen(page)).received.filter((key) => key === STALE_KEY).length;
+      await page.waitForFunction(([key, count]) => (window as unknown as { seen: { received: string[] } }).seen.received.filter((k) => k === key).length >= count, [STALE_KEY, sentBefore + 2] as const, { timeout: HANG_MS });
       const { received, flashed } = await seen(page);
       assert.ok(received.filter((key) => key === STALE_KEY).length >= 5, 'the stale price kept coming');
       assert.deepEqual([...new Set(flashed)], ['usd_free'], 'only the price that changed flashed');
@@ -190,9 +193,9 @@ describe('/board?mode=tv in Chromium', () => {
 
       const cut = Date.now();
       await proxy.stop();
-      await page.waitForSelector('#state[data-state="reconnecting"]', { timeout: 5000 });
+      await page.waitForSelector('#state[data-state="reconnecting"]', { timeout: HANG_MS });
       assert.equal(await banner.isVisible(), false, 'a moment’s cut (a planned reconnect) fills no banner');
-      await banner.waitFor({ state: 'visible', timeout: LOST_AFTER_MS + 5000 });
+      await banner.waitFor({ state: 'visible', timeout: LOST_AFTER_MS + HANG_MS });
       const text = await banner.innerText();
       assert.match(text, /اتصال قطع است از ساعت [۰-۹]{2}:[۰-۹]{2}:[۰-۹]{2}/);
       assert.ok(apart(persianSeconds(text), tehranSeconds(cut)) <= 2, `"${text}": the time of the cut on the service's clock (${new Date(cut).toISOString()})`);
@@ -202,8 +205,8 @@ describe('/board?mode=tv in Chromium', () => {
       await page.screenshot({ path: join(ARTIFACTS, `board-${mode}-lost.png`) });
 
       await proxy.start();
-      await banner.waitFor({ state: 'hidden', timeout: 15_000 });
-      await page.waitForSelector('#state[data-state="open"]', { timeout: 5000 });
+      await banner.waitFor({ state: 'hidden', timeout: HANG_MS });
+      await page.waitForSelector('#state[data-state="open"]', { timeout: HANG_MS });
       assert.equal(await page.evaluate(() => document.documentElement.dataset.link), undefined, 'the board is no longer dimmed');
       // While it was cut, the browser reported each refused reconnect itself; nothing else may go wrong.
       assert.deepEqual(
@@ -228,7 +231,7 @@ describe('/board?mode=tv in Chromium', () => {
       });
 
       await node.stop();
-      await page.locator('#lost').waitFor({ state: 'visible', timeout: LOST_AFTER_MS + 10_000 });
+      await page.locator('#lost').waitFor({ state: 'visible', timeout: LOST_AFTER_MS + HANG_MS });
       assert.match(await page.locator('#lost').innerText(), /اتصال قطع است از ساعت [۰-۹]{2}:[۰-۹]{2}:[۰-۹]{2}/);
       // EventSource closed on the proxy's 503; the page asked why (HEAD) and went on trying, the board kept.
       await page.waitForFunction(() => document.querySelector('#state')?.getAttribute('data-state') === 'reconnecting');
@@ -238,8 +241,8 @@ describe('/board?mode=tv in Chromium', () => {
 
       await node.start();
       // HAProxy sees the node back after two health checks (2 s apart); the page tries every 5 s.
-      await page.locator('#lost').waitFor({ state: 'hidden', timeout: 30_000 });
-      await page.waitForSelector('#state[data-state="open"]', { timeout: 5000 });
+      await page.locator('#lost').waitFor({ state: 'hidden', timeout: HANG_MS });
+      await page.waitForSelector('#state[data-state="open"]', { timeout: HANG_MS });
       assert.deepEqual(
         problems.filter((problem) => !/ 50[23] |EventSource/.test(problem)),
         [],

@@ -11,6 +11,7 @@ import { ARTIFACTS, launchChromiumWithProfile } from './chromium.js';
 import { persian, startBoardRig, type BoardRig } from './board-rig.js';
 import { tempDir } from '../support/env.js';
 import { SAMPLE_VALUES } from '../support/harness.js';
+import { HANG_MS } from '../support/deadline.js';
 
 describe('/board in Chromium', () => {
   let rig: BoardRig;
@@ -32,8 +33,8 @@ describe('/board in Chromium', () => {
     rig.writeAlpha({ usd_free: SAMPLE_VALUES.usd_free + 1 });
     const { page, problems, close } = await open(390);
     await page.goto(`${base}/board?keys=usd_free,eur_free,coin_emami&api_key=${key}`, { waitUntil: 'load' });
-    await page.waitForSelector('#state[data-state="open"]', { timeout: 10_000 });
-    await page.waitForSelector('li[data-key="usd_free"] .value', { timeout: 10_000 });
+    await page.waitForSelector('#state[data-state="open"]', { timeout: HANG_MS });
+    await page.waitForSelector('li[data-key="usd_free"] .value', { timeout: HANG_MS });
 
     assert.equal(await page.locator('ul.board li').count(), 3, 'one row per requested rate');
     assert.equal(await usdValue(page), await persian(page, SAMPLE_VALUES.usd_free + 1));
@@ -49,7 +50,7 @@ describe('/board in Chromium', () => {
     const row = await page.locator('li[data-key="usd_free"]').elementHandle();
     rig.writeAlpha({ usd_free: 1_234_567 });
     const expected = await persian(page, 1_234_567);
-    await page.waitForFunction((text) => document.querySelector('li[data-key="usd_free"] .value')?.textContent === text, expected, { timeout: 10_000 });
+    await page.waitForFunction((text) => document.querySelector('li[data-key="usd_free"] .value')?.textContent === text, expected, { timeout: HANG_MS });
     assert.equal(await row!.evaluate((li) => li.isConnected), true, 'updated in place, not redrawn');
     assert.equal(await page.locator('li[data-key="eur_free"] .value').innerText(), euro, 'an unchanged rate stays as it was');
     // The status line holds the time alone, in Persian digits; the event's long id is no longer set beside it.
@@ -70,8 +71,8 @@ describe('/board in Chromium', () => {
     assert.match(await page.locator('.note').innerText(), /EventSource/, 'the page says why the key goes in the URL');
     await page.fill('#key', key);
     await page.click('button[type="submit"]');
-    await page.waitForSelector('#state[data-state="open"]', { timeout: 10_000 });
-    await page.waitForSelector('li[data-key="usd_free"] .value', { timeout: 10_000 });
+    await page.waitForSelector('#state[data-state="open"]', { timeout: HANG_MS });
+    await page.waitForSelector('li[data-key="usd_free"] .value', { timeout: HANG_MS });
     assert.ok((await page.locator('ul.board li').count()) >= 5, 'the default list of popular rates');
     assert.equal(await page.evaluate(() => localStorage.getItem('nerkh.board.key')), key);
     // A desk screen: the status line's time stands apart from everything else on its line.
@@ -105,7 +106,7 @@ describe('/board in Chromium', () => {
     for (const { path, address, connects } of cases) {
       const { page, problems, close } = await open(1280);
       await page.goto(`${base}${path}`, { waitUntil: 'load' });
-      await page.waitForSelector(`#state[data-state="${connects ? 'open' : 'idle'}"]`, { timeout: 10_000 });
+      await page.waitForSelector(`#state[data-state="${connects ? 'open' : 'idle'}"]`, { timeout: HANG_MS });
       assert.equal(page.url(), `${base}${address}`, `${path}: the address bar`);
       // The tab opened on about:blank, then the board: two entries, the key's address replaced rather than kept behind.
       assert.equal(await page.evaluate(() => history.length), 2, `${path}: the history's length`);
@@ -127,9 +128,9 @@ describe('/board in Chromium', () => {
     rig.writeAlpha({ coin_emami: SAMPLE_VALUES.coin_emami + 5 });
     const { page, problems, close } = await open(1280);
     await page.goto(`${base}/board?mode=tv&unit=toman&keys=coin_emami,gold_ounce&api_key=${key}`, { waitUntil: 'load' });
-    await page.waitForSelector('#state[data-state="open"]', { timeout: 10_000 });
+    await page.waitForSelector('#state[data-state="open"]', { timeout: HANG_MS });
     const toman = await persian(page, 100_000_000.5);
-    await page.waitForFunction((text) => document.querySelector('li[data-key="coin_emami"] .value')?.textContent === text, toman, { timeout: 10_000 });
+    await page.waitForFunction((text) => document.querySelector('li[data-key="coin_emami"] .value')?.textContent === text, toman, { timeout: HANG_MS });
     assert.match(await page.locator('li[data-key="coin_emami"] .unit').innerText(), /^تومان\//, 'the label says toman');
     assert.equal(await page.locator('li[data-key="gold_ounce"] .value').innerText(), await persian(page, SAMPLE_VALUES.gold_ounce + 1), 'a dollar price is the same in either unit');
     assert.match(await page.locator('li[data-key="gold_ounce"] .unit').innerText(), /^دلار/);
@@ -147,8 +148,8 @@ describe('/board in Chromium', () => {
     ] as const) {
       const { page, problems, close } = await rig.open(width, height);
       await page.goto(`${base}/board?${mode}keys=usd_free,usd_fre,gold_18k,coin_emami&api_key=${shop}`, { waitUntil: 'load' });
-      await page.waitForSelector('#state[data-state="open"]', { timeout: 10_000 });
-      await page.waitForSelector('#dropped:not([hidden])', { timeout: 10_000 });
+      await page.waitForSelector('#state[data-state="open"]', { timeout: HANG_MS });
+      await page.waitForSelector('#dropped:not([hidden])', { timeout: HANG_MS });
       assert.deepEqual(await page.locator('ul.board li').evaluateAll((items) => items.map((li) => (li as HTMLElement).dataset.key)), ['usd_free', 'coin_emami']);
       const unknown = await page.locator('#dropped [data-kind="unknown"]').innerText();
       assert.match(unknown, /^این نرخ‌ها شناخته نیستند · Unknown keys, not shown: usd_fre$/, `${mode || 'desk'}: ${unknown}`);
@@ -165,7 +166,7 @@ describe('/board in Chromium', () => {
     // A list the plan covers whole says nothing more: the snapshot came, and no note before it.
     const { page, close } = await rig.open(1280);
     await page.goto(`${base}/board?keys=usd_free,coin_emami&api_key=${shop}`, { waitUntil: 'load' });
-    await page.waitForSelector('li[data-key="coin_emami"] .value', { timeout: 10_000 });
+    await page.waitForSelector('li[data-key="coin_emami"] .value', { timeout: HANG_MS });
     assert.equal(await page.locator('#dropped').isHidden(), true);
     await close();
   });
@@ -182,7 +183,7 @@ describe('/board in Chromium', () => {
     const board = async (browser: Awaited<ReturnType<typeof launch>>, path: string, state: 'open' | 'idle') => {
       const page = await browser.newPage();
       await page.goto(path, { waitUntil: 'load' });
-      await page.waitForSelector(`#state[data-state="${state}"]`, { timeout: 10_000 });
+      await page.waitForSelector(`#state[data-state="${state}"]`, { timeout: HANG_MS });
       return page;
     };
     try {
@@ -198,10 +199,10 @@ describe('/board in Chromium', () => {
       const first = await board(browser, address, 'open');
       const second = await board(browser, address, 'open');
       await first.click('#forget');
-      await first.waitForSelector('#state[data-state="idle"]', { timeout: 10_000 });
+      await first.waitForSelector('#state[data-state="idle"]', { timeout: HANG_MS });
       assert.equal(await first.evaluate(() => localStorage.getItem('nerkh.board.key')), null);
       // Forgotten for the site: the other tab stops, and a new one asks again.
-      await second.waitForSelector('#state[data-state="idle"]', { timeout: 10_000 });
+      await second.waitForSelector('#state[data-state="idle"]', { timeout: HANG_MS });
       const third = await board(browser, address, 'idle');
       assert.equal(await third.locator('#key').isVisible(), true, 'the key is asked for again');
       assert.equal(await third.locator('#forget').isVisible(), false);
@@ -215,8 +216,8 @@ describe('/board in Chromium', () => {
   it('says why when the stream is refused (a key that is not valid)', async () => {
     const { page, problems, close } = await open(390);
     await page.goto(`${base}/board?api_key=nrk_${'x'.repeat(32)}`, { waitUntil: 'load' });
-    await page.waitForSelector('#state[data-state="closed"]', { timeout: 10_000 });
-    await page.waitForSelector('#message:not([hidden])', { timeout: 10_000 });
+    await page.waitForSelector('#state[data-state="closed"]', { timeout: HANG_MS });
+    await page.waitForSelector('#message:not([hidden])', { timeout: HANG_MS });
     assert.match(await page.locator('#message').innerText(), /The key is not valid/);
     // The browser reports the refused stream and the 401 itself; nothing else may go wrong.
     assert.deepEqual(

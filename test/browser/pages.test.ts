@@ -11,6 +11,7 @@ import { ARTIFACTS, watchedPage } from './chromium.js';
 import { spend, startPageRig, type PageRig } from './page-rig.js';
 import type { Harness } from '../support/harness.js';
 import { newSecret } from '../../src/webhooks/events.js';
+import { HANG_MS } from '../support/deadline.js';
 
 const WIDTHS = [1280, 390];
 
@@ -97,7 +98,7 @@ describe('public pages in Chromium', () => {
 
     it(`/docs at ${width} px renders the reference`, async () => {
       const { page, done } = await visit('/docs/', width, async (p) => {
-        await p.waitForSelector('.opblock', { timeout: 15_000 });
+        await p.waitForSelector('.opblock', { timeout: HANG_MS });
       });
       assert.ok((await page.locator('.opblock').count()) >= 8, 'operations listed');
       assert.equal(await page.title(), 'Nerkh API reference · مستندات نرخ');
@@ -108,7 +109,7 @@ describe('public pages in Chromium', () => {
       const { page, done } = await visit('/account', width, async (p) => {
         await p.fill('#key', key);
         await p.click('button[type="submit"]');
-        await p.waitForSelector('#report:not([hidden]) canvas', { timeout: 10_000 });
+        await p.waitForSelector('#report:not([hidden]) canvas', { timeout: HANG_MS });
       });
       assert.equal(await page.evaluate(() => sessionStorage.getItem('nerkh.key')), key, 'the key is kept in the session');
       assert.equal(await page.evaluate(() => localStorage.length), 0, 'and nowhere else');
@@ -126,7 +127,7 @@ describe('public pages in Chromium', () => {
       assert.equal(counted, 3, rows.join('\n'));
       if (rows.length === 1) assert.match(rows[0]!, /×۳/, 'the entry shows its count');
       // The webhooks part: the endpoint (no secret anywhere) and its log, newest first.
-      await page.waitForSelector('#hooks:not([hidden])', { timeout: 10_000 });
+      await page.waitForSelector('#hooks:not([hidden])', { timeout: HANG_MS });
       assert.match(await page.locator('#endpoints').innerText(), /wh_browser00000001[\s\S]*https:\/\/hooks\.invalid\/nerkh\?x=1[\s\S]*usd_free>999999999999 stale/);
       assert.doesNotMatch(await page.locator('#hooks').innerText(), /whsec_/);
       const log = await page.locator('#deliveries tr').allInnerTexts();

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { watchedPage } from './chromium.js';
 import { spend, startPageRig, type PageRig } from './page-rig.js';
+import { HANG_MS } from '../support/deadline.js';
 
 /** A fragment to find in a line: its text, or [a name for it, its text] when the text repeats (a full stop). */
 type Part = string | [name: string, text: string];
@@ -148,7 +149,7 @@ describe('the pages\' type in Chromium', () => {
   it('/account: the allowance line reads "در دقیقه ۶۰۰ (600 per minute)", the English whole and in its own order', async () => {
     const { page, done } = await visit('/account');
     await showAccount(page, key);
-    await page.waitForSelector('#report:not([hidden])', { timeout: 10_000 });
+    await page.waitForSelector('#report:not([hidden])', { timeout: HANG_MS });
     const allowance = '#summary dd:nth-of-type(3)';
     assert.match(await page.locator(allowance).innerText(), /^در دقیقه ۶۰۰ \(600 per minute\)، در روز/);
     const order = leftToRight(await boxes(page, allowance, ['در دقیقه', '۶۰۰', '(', '600', 'per minute', ')', '،', 'در روز']));
@@ -160,7 +161,7 @@ describe('the pages\' type in Chromium', () => {
   it('/account: "This period" keeps each count with its word and the closing parenthesis at the English end', async () => {
     const { page, done } = await visit('/account');
     await showAccount(page, key);
-    await page.waitForSelector('#report:not([hidden])', { timeout: 10_000 });
+    await page.waitForSelector('#report:not([hidden])', { timeout: HANG_MS });
     const period = '#summary dd:nth-of-type(5)';
     const [, total, failed] = /\((\d+) requests, (\d+) errors\)/.exec(await page.locator(period).innerText()) ?? [];
     assert.ok(total && failed, await page.locator(period).innerText());
@@ -186,7 +187,7 @@ describe('the pages\' type in Chromium', () => {
   it('/account: a refused key\'s message keeps each full stop at the end of its own sentence', async () => {
     const { page, done } = await visit('/account', ['console: Failed to load resource: the server responded with a status of 401 (Unauthorized)']);
     await showAccount(page, `nrk_${'Q'.repeat(32)}`);
-    await page.waitForSelector('#message:not([hidden])', { timeout: 10_000 });
+    await page.waitForSelector('#message:not([hidden])', { timeout: HANG_MS });
     assert.equal(await page.locator('#message').innerText(), 'کلید نامعتبر است. The API key is unknown, revoked or expired.');
     const order = leftToRight(await boxes(page, '#message', ['کلید', 'است', ['Persian stop', '.'], 'The API key', 'expired', ['English stop', '.']]));
     assert.deepEqual(order, ['The API key', 'expired', 'English stop', 'Persian stop', 'است', 'کلید']);
