@@ -76,6 +76,9 @@ for (const check of checks) {
     using.push(`${title} SKIPPED (${check.problem})`);
   }
 }
+// Node 22.1 and later keep the code they compiled on disk and reuse it in every later process (test files, servers,
+// commands: the same modules hundreds of times); Node 20 ignores the variable.
+env.NODE_COMPILE_CACHE ||= join(compiledRoot(root), '.compile-cache');
 // The fuzz test draws a new seed each run; printed here so a failing run can be replayed.
 env.NERKH_FUZZ_SEED ||= String(randomInt(1, 2 ** 31));
 console.log(
