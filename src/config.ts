@@ -143,6 +143,12 @@ export interface AppConfig {
   frameAncestors: string;
   /** The bearer token `/metrics` asks for (`NERKH_METRICS_TOKEN`); null: `/metrics` is open, as a private network expects. */
   metricsToken: string | null;
+  /**
+   * How long the event loop may lag before requests are shed (`NERKH_SHED_AFTER_LAG_MS`, default
+   * 250). A host shared with other busy work delays the loop without the service being at fault:
+   * there a larger figure keeps answers flowing.
+   */
+  shedAfterLagMs: number;
 }
 
 export interface HistoryConfig {
@@ -162,6 +168,8 @@ export interface WebhooksConfig {
 }
 
 export const DEFAULT_MINUTE_DAYS = 90;
+/** The event-loop lag past which requests are shed, unless NERKH_SHED_AFTER_LAG_MS says otherwise. */
+export const DEFAULT_SHED_AFTER_LAG_MS = 250;
 
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUNDLED_CATALOGUE = resolve(PACKAGE_ROOT, 'data', 'catalogue');
@@ -218,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     webhooks: { allowPrivate: file.webhooks?.allow_private ?? false, timeScale: envScale(env, 'NERKH_WEBHOOK_TIME_SCALE') },
     frameAncestors: envFrameAncestors(env),
     metricsToken: envMetricsToken(env),
+    shedAfterLagMs: envInteger(env, 'NERKH_SHED_AFTER_LAG_MS', DEFAULT_SHED_AFTER_LAG_MS, 50, 600_000),
   };
 }
 

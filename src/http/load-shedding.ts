@@ -1,6 +1,7 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import { getHeapStatistics } from 'node:v8';
+import { DEFAULT_SHED_AFTER_LAG_MS } from '../config.js';
 import { ApiError } from '../domain/errors.js';
 import type { ServingState } from './serving-state.js';
 import { OverloadSwitch } from './shedding/overload-switch.js';
@@ -37,7 +38,7 @@ export interface LoadShedding {
  * The heap bound sheds everything before V8 runs out of heap and ends the process.
  */
 export const DEFAULT_LOAD_SHEDDING: LoadShedding = {
-  maxEventLoopDelayMs: 250,
+  maxEventLoopDelayMs: DEFAULT_SHED_AFTER_LAG_MS,
   maxEventLoopUtilization: 0.9,
   minShedMs: 5_000,
   costHalfLifeMs: 2_000,

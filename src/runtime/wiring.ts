@@ -24,6 +24,7 @@ import { logStoreChanges } from './store-log.js';
 import { openStoreWaiting } from './wait-for-store.js';
 import { openWebhookTerm } from '../webhooks/leadership.js';
 import { epochOf } from '../bus/lease.js';
+import { DEFAULT_LOAD_SHEDDING } from '../http/load-shedding.js';
 
 /** How often the store is pinged: how soon `/readyz` and the status page see it leave or return. */
 const STORE_CHECK_MS = 1000;
@@ -156,7 +157,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
           feed,
           history: openHistory(store, time, config.history.minuteDays, logger, () => ingest?.recorder ?? null).reader,
           historyBacklog: () => ingest?.recorder?.backlog() ?? NO_HISTORY_BACKLOG,
-          loadShedding: options.loadShedding,
+          loadShedding: options.loadShedding ?? { ...DEFAULT_LOAD_SHEDDING, maxEventLoopDelayMs: config.shedAfterLagMs },
           stream: options.stream,
           directoryPollMs: options.directoryPollMs,
           frameAncestors: config.frameAncestors,

@@ -19,7 +19,7 @@ import { eventually, tempDir } from '../support/env.js';
 import { dialects } from '../support/harness.js';
 
 const DAY_MS = 86_400_000;
-const MIGRATIONS = ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence', '006_usage_error_fold', '007_webhooks', '008_manual_prices'];
+const MIGRATIONS = ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence', '006_usage_error_fold', '007_webhooks', '008_manual_prices', '009_webhook_fair_queue'];
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

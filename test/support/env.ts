@@ -54,6 +54,7 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     timezone: 'Asia/Tehran',
     history: { minuteDays: 90 },
     webhooks: { allowPrivate: false, timeScale: 1 },
+    shedAfterLagMs: 250,
     frameAncestors: "'none'",
     metricsToken: null,
     ...overrides,

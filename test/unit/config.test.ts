@@ -81,6 +81,11 @@ describe('loadConfig defaults', () => {
   it('accepts port 0', () => {
     assert.equal(loadConfig({ NERKH_PORT: '0' }, workdir()).port, 0);
   });
+
+  it('sheds past 250 ms of event-loop lag unless NERKH_SHED_AFTER_LAG_MS says otherwise', () => {
+    assert.equal(loadConfig({}, workdir()).shedAfterLagMs, 250);
+    assert.equal(loadConfig({ NERKH_SHED_AFTER_LAG_MS: '2000' }, workdir()).shedAfterLagMs, 2000);
+  });
 });
 
 describe('loadConfig with a config file', () => {
@@ -312,6 +317,10 @@ describe('loadConfig errors name the field', () => {
 
   it('a missing NERKH_CONFIG file', () => {
     rejects(() => loadConfig({ NERKH_CONFIG: 'nope.json' }, workdir()), 'cannot read', 'nope.json');
+  });
+
+  it('NERKH_SHED_AFTER_LAG_MS out of range', () => {
+    rejects(load(undefined, { NERKH_SHED_AFTER_LAG_MS: '10' }), 'NERKH_SHED_AFTER_LAG_MS', '"10"');
   });
 
   it('NERKH_PORT that is not an integer in range', () => {
