@@ -17,24 +17,8 @@ export async function serve(role: Role = 'all'): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   const runtime = await startRuntime(config, { storeWaitMs: STORE_WAIT_MS, role });
-  const address = await runtime.app.listen({ port: config.port, host: config.host }).catch(async (error: NodeJS.ErrnoException) => {
-    await runtime.close().catch(() => {});
-    throw error.syscall === 'listen' ? new ListenError(config.host, config.port, error) : error;
-  });
-  const shared = config.redisUrl ? `role ${role}, shared through Redis` : 'one process';
-  console.log(`nerkh listening on ${address} (${shared}; ready in ${Date.now() - started} ms)`);
-  void runtime.startBackground();
-  if (role !== 'ingest') console.log(`  status page: ${address}/status   docs: ${address}/docs`);
-  if (config.demo) console.log(`  demo sources under ${config.dataDir}/demo`);
-  if (runtime.demoKey) {
-    console.log(`  demo account "demo" (plan pro) created; its API key, shown once:`);
-    console.log(`  ${runtime.demoKey}`);
-    console.log(`  try: export KEY=${runtime.demoKey}; curl -H "x-api-key: $KEY" ${address}/v1/rates/usd_free,coin_emami,gold_18k`);
-  } else if (role !== 'ingest') {
-    // Only the first start of the built-in setup on an empty store creates the demo account; other starts say how to get a key.
-    for (const line of keyHintLines(config, runtime.keyHint)) console.log(line);
-  }
-
+  // Heard from here on, before the listening line: a signal that comes just after it (a supervisor
+  // stopping a node it has just started) drains like any other, never ends the process unheard.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -58,5 +42,23 @@ export async function serve(role: Role = 'all'): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const address = await runtime.app.listen({ port: config.port, host: config.host }).catch(async (error: NodeJS.ErrnoException) => {
+    await runtime.close().catch(() => {});
+    throw error.syscall === 'listen' ? new ListenError(config.host, config.port, error) : error;
+  });
+  const shared = config.redisUrl ? `role ${role}, shared through Redis` : 'one process';
+  console.log(`nerkh listening on ${address} (${shared}; ready in ${Date.now() - started} ms)`);
+  void runtime.startBackground();
+  if (role !== 'ingest') console.log(`  status page: ${address}/status   docs: ${address}/docs`);
+  if (config.demo) console.log(`  demo sources under ${config.dataDir}/demo`);
+  if (runtime.demoKey) {
+    console.log(`  demo account "demo" (plan pro) created; its API key, shown once:`);
+    console.log(`  ${runtime.demoKey}`);
+    console.log(`  try: export KEY=${runtime.demoKey}; curl -H "x-api-key: $KEY" ${address}/v1/rates/usd_free,coin_emami,gold_18k`);
+  } else if (role !== 'ingest') {
+    // Only the first start of the built-in setup on an empty store creates the demo account; other starts say how to get a key.
+    for (const line of keyHintLines(config, runtime.keyHint)) console.log(line);
+  }
+
 }
 

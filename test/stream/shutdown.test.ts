@@ -40,3 +40,20 @@ describe('streams on shutdown', () => {
     assert.ok(streams.every((stream) => stream.ended), 'every stream ended');
   });
 });
+
+describe('a signal just after the start', () => {
+  const dir = tempDir();
+  after(() => dir.cleanup());
+
+  it('SIGTERM the moment the listening line is out still drains and exits 0 (the signal is heard from before that line)', async () => {
+    assertBuilt();
+    const server = await startServer({ NERKH_DATA_DIR: dir.path, NERKH_LOG_LEVEL: 'warn' });
+    try {
+      const { exit } = await server.stop('SIGTERM');
+      assert.deepEqual(exit, { code: 0, signal: null }, server.output());
+      assert.match(server.stdout, /nerkh: SIGTERM received, draining/, server.output());
+    } finally {
+      await server.kill();
+    }
+  });
+});
