@@ -27,6 +27,7 @@ import { pageRoutes } from './http/routes/pages.js';
 import { currentStatus, statusRoutes } from './http/routes/status.js';
 import { NoQuery, SHARED_SCHEMAS } from './http/schemas.js';
 import { routableUrl } from './http/url.js';
+import { lazySerializers } from './http/lazy-serializers.js';
 
 export type { AppDeps } from './http/deps.js';
 
@@ -73,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     // Unknown query parameters are an error, so a typo never silently widens a query.
     ajv: { customOptions: { removeAdditional: false } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),
     requestIdHeader: false,
     rewriteUrl: (request) => routableUrl(request.url!),
