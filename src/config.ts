@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { firstProblem } from './config-errors.js';
+import { parseConfigJson } from './config-json.js';
 import { DERIVED_SOURCE, FormulaError, parseFormula, type Formula } from './domain/formula.js';
 import { SERVICES } from './domain/plan.js';
 import { isValidTimeZone, ZoneTime } from './domain/time.js';
@@ -265,9 +266,9 @@ function readConfigFile(path: string): ConfigFile {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseConfigJson(text);
   } catch (error) {
-    throw new ConfigError(`config ${path}: invalid JSON: ${(error as Error).message}`);
+    throw new ConfigError(`config ${path}: invalid JSON at ${(error as Error).message}`);
   }
   return validate(ConfigFileSchema, json, `config ${path}`);
 }
