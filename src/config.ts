@@ -11,9 +11,8 @@ import { isValidTimeZone, ZoneTime } from './domain/time.js';
 import { addressRefusal } from './sources/address-rule.js';
 import { compileFormat, FormatConfigError } from './sources/formats/compile.js';
 import { FORMAT_NAMES } from './sources/formats/spec.js';
-import { DEFAULT_MAX_BACKOFF_SECONDS } from './sources/http.js';
-import { DEFAULT_CLOCK_SKEW_MS } from './sources/parse.js';
-import { DEFAULT_MAX_BYTES } from './sources/read-document.js';
+import { DEFAULT_MAX_BACKOFF_SECONDS, DEFAULT_MAX_BYTES } from './sources/defaults.js';
+import { DEFAULT_CLOCK_SKEW_MS } from './sources/source-data.js';
 import type { SourceConfig } from './sources/monitor.js';
 import { DEFAULT_FRAME_ANCESTORS, parseFrameAncestors } from './web/security-headers.js';
 
