@@ -138,7 +138,7 @@ describe('README: the first request, against a fresh demo server', () => {
 
   it('the README\'s way to a key when none is printed works, and the key reads prices', async () => {
     assert.ok(issueLine, 'README.md has no `export KEY=$(…)` line after the first request');
-    // Run from the repository (where `npx nerkh` is this package), on the server's data directory.
+    // Run from the repository (where `node bin/nerkh.js` is this package's command), on the server's data directory.
     const env = cleanEnv({ NERKH_DATA_DIR: dataDir.path });
     const run = await bash(`${issueLine.trim()}\nprintf '%s\\n' "$KEY"`, env, ROOT, 60_000);
     const issued = run.stdout.trim().split('\n').pop() ?? '';
