@@ -1,4 +1,7 @@
-import { parse as parseLossless } from 'lossless-json';
+import { createRequire } from 'node:module';
+
+/** lossless-json, loaded (as one file) only for a file that is not JSON: a valid config never pays for it. */
+const losslessJson = () => createRequire(import.meta.url)('lossless-json') as typeof import('lossless-json');
 
 /** The widest piece of the offending line shown under a JSON syntax error. */
 const SHOWN_CHARACTERS = 100;
@@ -33,7 +36,7 @@ export function parseConfigJson(text: string): unknown {
 function syntaxError(text: string, nativeMessage: string): JsonSyntaxError {
   let message = nativeMessage;
   try {
-    parseLossless(text);
+    losslessJson().parse(text);
   } catch (error) {
     message = (error as Error).message;
   }
