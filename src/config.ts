@@ -4,15 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { firstProblem } from './config-errors.js';
+import { parseConfigJson } from './config-json.js';
 import { DERIVED_SOURCE, FormulaError, parseFormula, type Formula } from './domain/formula.js';
 import { SERVICES } from './domain/plan.js';
 import { isValidTimeZone, ZoneTime } from './domain/time.js';
 import { addressRefusal } from './sources/address-rule.js';
 import { compileFormat, FormatConfigError } from './sources/formats/compile.js';
 import { FORMAT_NAMES } from './sources/formats/spec.js';
-import { DEFAULT_MAX_BACKOFF_SECONDS } from './sources/http.js';
-import { DEFAULT_CLOCK_SKEW_MS } from './sources/parse.js';
-import { DEFAULT_MAX_BYTES } from './sources/read-document.js';
+import { DEFAULT_MAX_BACKOFF_SECONDS, DEFAULT_MAX_BYTES } from './sources/defaults.js';
+import { DEFAULT_CLOCK_SKEW_MS } from './sources/source-data.js';
 import type { SourceConfig } from './sources/monitor.js';
 import { DEFAULT_FRAME_ANCESTORS, parseFrameAncestors } from './web/security-headers.js';
 
@@ -274,9 +274,9 @@ function readConfigFile(path: string): ConfigFile {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseConfigJson(text);
   } catch (error) {
-    throw new ConfigError(`config ${path}: invalid JSON: ${(error as Error).message}`);
+    throw new ConfigError(`config ${path}: invalid JSON at ${(error as Error).message}`);
   }
   return validate(ConfigFileSchema, json, `config ${path}`);
 }

@@ -47,7 +47,10 @@ export async function serve(role: Role = 'all'): Promise<void> {
     throw error.syscall === 'listen' ? new ListenError(config.host, config.port, error) : error;
   });
   const shared = config.redisUrl ? `role ${role}, shared through Redis` : 'one process';
-  console.log(`nerkh listening on ${address} (${shared}; ready in ${Date.now() - started} ms)`);
+  // Listening is not ready: a node that waits (for Redis, a leader, its sources) says for what, then says when it is ready.
+  const waiting = runtime.waitingFor();
+  console.log(`nerkh listening on ${address} (${shared}; ${waiting ? `not ready yet: ${waiting}` : `ready in ${Date.now() - started} ms`})`);
+  if (waiting) void runtime.whenReady().then(() => console.log(`nerkh ready: holding rates ${Date.now() - started} ms after start`));
   void runtime.startBackground();
   if (role !== 'ingest') console.log(`  status page: ${address}/status   docs: ${address}/docs`);
   if (config.demo) console.log(`  demo sources under ${config.dataDir}/demo`);
@@ -59,6 +62,5 @@ export async function serve(role: Role = 'all'): Promise<void> {
     // Only the first start of the built-in setup on an empty store creates the demo account; other starts say how to get a key.
     for (const line of keyHintLines(config, runtime.keyHint)) console.log(line);
   }
-
 }
 

@@ -35,11 +35,15 @@ export class RedisLink {
   private readonly logger: Logger;
   private readonly options: RedisOptions;
   private readonly url: string;
+  /** Where Redis is, for messages: host and port, never the password. */
+  readonly address: string;
+  private lastProblem: string | null = null;
 
   constructor(options: LinkOptions) {
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.logger = options.logger;
     this.url = options.url;
+    this.address = redisAddress(options.url);
     this.options = {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -54,6 +58,11 @@ export class RedisLink {
 
   get state(): LinkState {
     return this.current;
+  }
+
+  /** Why the last connection attempt failed (`connection refused`, `authentication failed`…); null once connected. */
+  get problem(): string | null {
+    return this.current === 'ready' ? null : this.lastProblem;
   }
 
   /** What a status page shows: Redis answers commands and every subscription is live. */
@@ -200,6 +209,7 @@ export class RedisLink {
       if (this.current !== 'closed') onState('down');
     });
     client.on('error', (error: Error) => {
+      if (role === 'commands') this.lastProblem = describeRedisError(error);
       if (reported || this.current === 'closed') return;
       reported = true;
       this.logger.warn({ part: 'redis', role, err: error.message }, 'redis unreachable; falling back and retrying');
@@ -221,4 +231,32 @@ async function quit(client: Redis): Promise<void> {
   } catch {
     client.disconnect();
   }
+}
+
+/** `host:port` of a Redis URL (6379 unless given), never its user or password; a socket path as it is. */
+export function redisAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol === 'redis:' || parsed.protocol === 'rediss:') return `${parsed.hostname || '127.0.0.1'}:${parsed.port || 6379}`;
+  } catch {
+    // Not a URL: ioredis also takes a socket path.
+  }
+  return url.includes('@') ? url.slice(url.lastIndexOf('@') + 1) : url;
+}
+
+/** A connection failure in a few words, as an operator would search for it. */
+function describeRedisError(error: Error & { code?: string }): string {
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ETIMEDOUT':
+      return 'connection timed out';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'ECONNRESET':
+      return 'connection reset';
+  }
+  if (/NOAUTH|WRONGPASS|invalid password|invalid username-password/i.test(error.message)) return 'authentication failed';
+  return error.message.slice(0, 120);
 }

@@ -4,12 +4,11 @@ import { loadReferenceData } from '../config-checks.js';
 import { loadConfig, type AppConfig } from '../config.js';
 import type { Plan } from '../domain/plan.js';
 import { ZoneTime } from '../domain/time.js';
-import { sqliteFileIn } from '../store/db.js';
 import { redactUrl } from '../store/errors.js';
-import { Store } from '../store/store.js';
+import { sqliteFileIn } from '../store/sqlite-file.js';
+import type { Store } from '../store/store.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { UsageError } from './output.js';
-import { announce } from './announce.js';
 
 /** What an admin command works with: the same config, plans and store as the server. */
 export interface CliContext {
@@ -42,6 +41,8 @@ export async function withContext<T>(work: (context: CliContext) => Promise<T>):
       `no database at ${sqliteFileIn(config.dataDir)} (data directory from ${config.dataDirOrigin}); run this where the server runs, or set NERKH_DATA_DIR (or NERKH_DATABASE_URL) to the server's; \`nerkh serve\` creates it`,
     );
   }
+  // The store's modules (the query builder, the drivers) load only for the commands that open it.
+  const { Store } = await import('../store/store.js');
   const store = await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const changes = new Set<NoticeKind>();
   let result: T;
@@ -50,7 +51,8 @@ export async function withContext<T>(work: (context: CliContext) => Promise<T>):
   } finally {
     await store.close();
   }
-  await announce(config, changes);
+  // Redis's client loads only when there is a change to announce and a Redis to announce it on.
+  if (config.redisUrl && changes.size > 0) await (await import('./announce.js')).announce(config, changes);
   return result;
 }
 

@@ -75,10 +75,13 @@ export const DEFAULT_PLANS: Record<string, Omit<Plan, 'default_references'> & { 
 /**
  * The default plans with their default references taken from the catalogue's
  * popularity order, then each configured plan merged over its default (or added).
- * A plan the defaults do not have starts from basic; a service it lists that
- * its starting plan lacks gets pro's allowance for it (history_days,
- * max_streams, max_webhooks) unless the config gives one, so `"services":
- * ["detail", "stream"]` alone is a plan that can open streams.
+ * A plan the defaults do not have starts from basic, but refreshes as often as
+ * pro (every 10 s) unless it says otherwise: an operator trying a new plan sees
+ * the first prices, and a price set by hand, within seconds rather than a
+ * minute. A service it lists that its starting plan lacks gets pro's
+ * allowance for it (history_days, max_streams, max_webhooks) unless the config
+ * gives one, so `"services": ["detail", "stream"]` alone is a plan that can
+ * open streams.
  */
 export function buildPlans(popular: readonly string[], configured: Record<string, Partial<Omit<Plan, 'name'>>> = {}): Map<string, Plan> {
   const plans = new Map<string, Plan>();
@@ -86,9 +89,9 @@ export function buildPlans(popular: readonly string[], configured: Record<string
     const count = default_reference_count ?? popular.length;
     plans.set(name, { ...plan, services: [...plan.services], default_references: popular.slice(0, count) });
   }
-  const basic = plans.get('basic')!;
+  const newPlan: Plan = { ...plans.get('basic')!, refresh_interval_seconds: DEFAULT_PLANS.pro!.refresh_interval_seconds };
   for (const [name, overrides] of Object.entries(configured)) {
-    const start = plans.get(name) ?? basic;
+    const start = plans.get(name) ?? newPlan;
     const merged: Plan = withServiceAllowances({ ...start, ...overrides, name }, start, overrides);
     if (overrides.max_references !== undefined && overrides.default_references === undefined && merged.max_references !== null) {
       merged.default_references = popular.slice(0, merged.max_references);

@@ -56,4 +56,6 @@ export interface AppDeps {
   frameAncestors: string;
   /** The bearer token `/metrics` asks for (NERKH_METRICS_TOKEN); null: open. */
   metricsToken: string | null;
+  /** What the node waits for before it holds rates, in words (`/readyz` says it); null when nothing, or unknown. */
+  waitingFor?(now: number): string | null;
 }

@@ -35,6 +35,7 @@ export interface ServeOptions {
   directoryPollMs?: number;
   frameAncestors: AppDeps['frameAncestors'];
   metricsToken: AppDeps['metricsToken'];
+  waitingFor: AppDeps['waitingFor'];
 }
 
 export interface ServeRole {
@@ -99,6 +100,7 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
     stream: options.stream,
     frameAncestors: options.frameAncestors,
     metricsToken: options.metricsToken,
+    waitingFor: options.waitingFor,
   });
 
   return {

@@ -1,3 +1,5 @@
+import { isAbsolute, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AppConfig } from '../config.js';
 import type { Store } from '../store/store.js';
 
@@ -27,7 +29,21 @@ export function keyHintLines(config: AppConfig, hint: KeyHint | null): string[] 
       ? `no key printed (accounts already exist in ${config.databaseUrl ? 'the database' : config.dataDir})`
       : `no demo account with a config file (${config.configPath})`;
   const run = 'run from this directory with the same environment';
-  if (hint === null) return [`  ${why}. Make an account and a key with \`npx nerkh accounts add <name> --plan <plan>\` and \`npx nerkh keys issue <name>\`, ${run}`];
-  const commands = hint.kind === 'issue' ? [`npx nerkh keys issue ${hint.account}`] : [`npx nerkh accounts add ${hint.account} --plan ${hint.plan}`, `npx nerkh keys issue ${hint.account}`];
+  const nerkh = nerkhCommand();
+  if (hint === null) return [`  ${why}. Make an account and a key with \`${nerkh} accounts add <name> --plan <plan>\` and \`${nerkh} keys issue <name>\`, ${run}`];
+  const commands = hint.kind === 'issue' ? [`${nerkh} keys issue ${hint.account}`] : [`${nerkh} accounts add ${hint.account} --plan ${hint.plan}`, `${nerkh} keys issue ${hint.account}`];
   return [`  ${why}. Get a key with (${run}):`, ...commands.map((command) => `    ${command}`)];
+}
+
+/**
+ * How to run the admin command from the server's working directory: this
+ * installation's `bin/nerkh.js` run by node, by a relative path when the
+ * installation lies in that directory (`node bin/nerkh.js` in a clone),
+ * else by its full path. Never `npx`, which spends seconds finding the package.
+ */
+export function nerkhCommand(cwd = process.cwd()): string {
+  const bin = fileURLToPath(new URL('../../bin/nerkh.js', import.meta.url));
+  const fromHere = relative(cwd, bin);
+  const path = fromHere.startsWith('..') || isAbsolute(fromHere) ? bin : fromHere;
+  return `node ${/^[\w./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`}`;
 }

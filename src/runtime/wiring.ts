@@ -21,6 +21,7 @@ import { ensureDemoAccount } from './demo-account.js';
 import { demoPast } from './demo-past.js';
 import { leaderFence } from './leader-fence.js';
 import { logStoreChanges } from './store-log.js';
+import { waitingFor } from './readiness.js';
 import { openStoreWaiting } from './wait-for-store.js';
 import { openWebhookTerm } from '../webhooks/leadership.js';
 import { epochOf } from '../bus/lease.js';
@@ -44,6 +45,10 @@ export interface Runtime {
    * when it is done and loaded by the recorder; safe to call twice.
    */
   startBackground(): Promise<BackfillSummary | null>;
+  /** What the node waits for before it holds rates, in words; null when it holds them (docs/operations.md#roles). */
+  waitingFor(): string | null;
+  /** Resolves once the node holds rates (at once if it does). */
+  whenReady(): Promise<void>;
   /** Hand the ingest lease over at once, before the drain (another node takes over while this one finishes its requests). */
   stepDown(): Promise<void>;
   close(options?: { dropSchema?: boolean }): Promise<void>;
@@ -143,6 +148,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   feed.start();
   // A node that leads now starts listening with its first snapshot built; any other serves what the bus brings.
   await ingest?.start();
+  const waiting = (now: number) => waitingFor({ backends, snapshots: feed.snapshots, sourceHealth: (at) => feed.sourceHealth(at) }, now);
 
   const served =
     role === 'ingest'
@@ -162,6 +168,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
           directoryPollMs: options.directoryPollMs,
           frameAncestors: config.frameAncestors,
           metricsToken: config.metricsToken,
+          waitingFor: waiting,
         });
   // Only the built-in setup makes the demo account: a deployment that has a config makes its own accounts.
   const demoKey = config.demo && config.configPath === null && served ? await ensureDemoAccount(store, logger) : null;
@@ -176,6 +183,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
       snapshots: feed.snapshots,
       storeReachable: () => store.health.reachable,
       metricsToken: config.metricsToken,
+      waitingFor: waiting,
       metrics: createMetrics(time.clock, (now) => feed.sourceHealth(now), () => feed.snapshots, {
         usage: noUsage,
         storeUp: () => store.health.reachable,
@@ -207,6 +215,16 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
       await ingest?.recorder?.load();
       return summary;
     },
+    waitingFor: () => waiting(time.now()),
+    whenReady: () =>
+      new Promise<void>((resolve) => {
+        if (waiting(time.now()) === null) return resolve();
+        const stop = feed.snapshots.onPush(() => {
+          if (waiting(time.now()) !== null) return;
+          stop();
+          resolve();
+        });
+      }),
     stepDown,
     async close(closeOptions = {}) {
       await past.stop();

@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '../domain/clock.js';
 import { addressRefusal } from './address-rule.js';
+import { DEFAULT_MAX_BACKOFF_SECONDS } from './defaults.js';
 import { describeFetchFailure } from './fetch-failure.js';
 import { acceptFor, type FormatSpec } from './formats/index.js';
 import { SourceFormatError, type SourceData } from './parse.js';
@@ -126,8 +127,7 @@ export class HttpSourceReader implements SourceReader {
 
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
-/** The default longest wait between polls of a failing source: a recovered source is used again within this. */
-export const DEFAULT_MAX_BACKOFF_SECONDS = 30;
+export { DEFAULT_MAX_BACKOFF_SECONDS };
 
 /**
  * Poll delay: the configured interval, doubled per consecutive failure, capped at

@@ -2,8 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createDocumentParser, type FormatSpec } from './formats/index.js';
 import { SourceFormatError, type SourceData, type TimeRules } from './source-data.js';
 
-/** The default cap on a source document's decoded size (`max_bytes`). */
-export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_MAX_BYTES } from './defaults.js';
 
 /** Text is handed to the parser in slices of at most this many characters. */
 const SLICE_CHARS = 64 * 1024;

@@ -1,11 +1,14 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type PgDriver from 'pg';
 import { StaticMigrationProvider } from './migrations.js';
 import type { Dialect } from './dialect.js';
 import type { Database } from './schema.js';
+import { sqliteFileIn } from './sqlite-file.js';
+
+export { sqliteFileIn };
 
 export interface StoreOptions {
   /** PostgreSQL URL; null for the embedded SQLite file in `dataDir`. */
@@ -47,8 +50,17 @@ export const SQLITE_BULK_PACING = { transactionMs: 20, pauseMs: 25 };
 /** Pool settings: a dead or blackholed server must fail a query in seconds, never hang it. */
 const PG_POOL = { max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, idleTimeoutMillis: 30_000, keepAlive: true };
 
-// bigint columns hold epoch milliseconds and counters, well inside 2^53.
-pg.types.setTypeParser(20, (value: string) => Number(value));
+let pgDriver: typeof PgDriver | null = null;
+
+/** The PostgreSQL driver, loaded on first use: an SQLite store, and every admin command on one, never needs it. */
+function postgres(): typeof PgDriver {
+  if (pgDriver === null) {
+    pgDriver = createRequire(import.meta.url)('pg') as typeof PgDriver;
+    // bigint columns hold epoch milliseconds and counters, well inside 2^53.
+    pgDriver.types.setTypeParser(20, (value: string) => Number(value));
+  }
+  return pgDriver;
+}
 
 export interface Connection {
   db: Kysely<Database>;
@@ -71,7 +83,7 @@ export function connect(options: StoreOptions, onConnectionLost: (error: Error) 
     const schema = options.schema;
     if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
     // Every pooled connection starts in the schema; the schema itself is created in `migrate`.
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, ...PG_POOL, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    const pool = new (postgres().Pool)({ connectionString: options.databaseUrl, ...PG_POOL, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
     pool.on('error', onConnectionLost);
     // A client checked out between two queries (inside a transaction, say) has no pool listener:
     // give each its own for life. Its queries fail on their own; the pool drops it on release.
@@ -113,7 +125,3 @@ function otherSchemaVanished(error: unknown, schema: string | undefined): boolea
   return code === '3F000' && typeof message === 'string' && !(schema !== undefined && message.includes(`"${schema}"`));
 }
 
-/** The embedded database file inside a data directory. */
-export function sqliteFileIn(dataDir: string): string {
-  return join(dataDir, 'nerkh.sqlite');
-}

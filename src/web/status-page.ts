@@ -5,6 +5,7 @@ import type { DropCount } from '../sources/drops.js';
 import type { FormatName } from '../sources/formats/spec.js';
 import type { DerivedDetail, SourceHealth } from '../sources/health.js';
 import type { SourceState } from '../sources/monitor.js';
+import type { UnknownKeys } from '../sources/unknown-keys.js';
 import { jalaliDateTime, persianAge, persianDigits } from './persian.js';
 import { publicItems, publicReasons } from './public-reasons.js';
 
@@ -32,16 +33,32 @@ const ENDPOINT_TITLES: Record<string, string> = {
   webservice: 'وب‌سرویس قدیمی',
 };
 
+/** Unknown item keys the public page names, at most: enough to spot a typo, few enough to keep the row short. */
+export const PUBLIC_UNKNOWN_KEYS = 5;
+/** A key is named on the public page only if it is shaped like a catalogue key; any other text from the document is counted, never shown. */
+const KEY_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
 /**
- * A source's `error` for the public: fixed reasons in Persian and English, never the raw message (that stays in the logs).
- * Item keys that match no reference are counted here but never named: they come from the source's
- * document, which the public page does not repeat (the keyed /v1/status and the log name them).
+ * A source's `error` for the public: fixed reasons in Persian and English, never the raw message
+ * (that stays in the logs). Item keys that match no reference are counted, and the first few that
+ * are shaped like catalogue keys are named, so an operator sees a typo where the quick start sends
+ * them; other text of the document (an HTTP source's is not ours) is never repeated.
  */
-function sourceError(error: string | null, unknownKeys: number): string {
+function sourceError(error: string | null, unknown: UnknownKeys): string {
   const reasons = publicReasons(error);
-  if (unknownKeys > 0) reasons.push({ fa: `${persianDigits(unknownKeys)} کلید بدون مرجع نادیده گرفته شد`, en: `${unknownKeys} item ${unknownKeys === 1 ? 'key matches' : 'keys match'} no reference` });
-  if (reasons.length === 0) return '—';
-  return `${escape(reasons.map((r) => r.fa).join('؛ '))}<div class="en">${escape(reasons.map((r) => r.en).join('; '))}</div>`;
+  const fa = reasons.map((r) => escape(r.fa));
+  const en = reasons.map((r) => escape(r.en));
+  if (unknown.count > 0) {
+    const named = unknown.sample.filter((key) => KEY_SHAPE.test(key)).slice(0, PUBLIC_UNKNOWN_KEYS);
+    const list = named.map((key) => `<code dir="ltr">${escape(key)}</code>`);
+    const more = unknown.count > named.length ? '…' : '';
+    const faNames = named.length > 0 ? `: ${list.join('، ')}${more ? '، …' : ''}` : '';
+    const enNames = named.length > 0 ? `: ${list.join(', ')}${more ? ', …' : ''}` : '';
+    fa.push(`${persianDigits(unknown.count)} کلید بدون مرجع نادیده گرفته شد${faNames}`);
+    en.push(`${unknown.count} item ${unknown.count === 1 ? 'key matches' : 'keys match'} no reference${enNames}`);
+  }
+  if (fa.length === 0) return '—';
+  return `${fa.join('؛ ')}<div class="en">${en.join('; ')}</div>`;
 }
 
 /** A source's format and its items mapped and dropped, with fixed phrases for the reasons (the keys stay on the keyed /v1/status). */
@@ -75,7 +92,7 @@ function derivedInputs(detail: DerivedDetail): string {
 
 /** A source's items and error cells: the derived source says what its formulas gave and which inputs are stale. */
 function itemsAndError(s: SourceHealth): [string, string] {
-  if (s.format !== 'formula') return [items({ format: s.format, mapped: s.mapped, dropped_reasons: s.dropped_reasons }), sourceError(s.error, s.unknown_keys.count)];
+  if (s.format !== 'formula') return [items({ format: s.format, mapped: s.mapped, dropped_reasons: s.dropped_reasons }), sourceError(s.error, s.unknown_keys)];
   return s.derived ? [derivedItems(s.derived), derivedInputs(s.derived)] : ['—', '—'];
 }
 

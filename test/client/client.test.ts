@@ -9,10 +9,16 @@ import { createServer, type Server } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { NerkhClient, NerkhError, type StreamAlertEvent, type StreamEvent } from '../../clients/typescript/src/index.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
 import { assertBuilt, catalogueSourceKeys, cliJson, cliOkEach, freePort, pollUntil, runCli, startServer, type ServerProcess } from '../e2e/access-helpers.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
 
 const PLANS = {
   tiny: { services: ['catalogue', 'detail', 'usage'], requests_per_minute: 3, refresh_interval_seconds: 1 },
@@ -90,6 +96,29 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     assert.ok(data.references.some((reference) => reference.key === 'usd_free'));
     assert.match(meta.etag ?? '', /^(W\/)?"/);
     assert.ok(meta.requestId);
+  });
+
+  it('as a tarball (npm run tarball, as its README says) installed offline in a project outside the repository, it calls this server', async () => {
+    // Outside the repository and with an empty npm cache: nothing can come from the workspace, the cache or the network.
+    const outside = tempDir('nerkh-client-outside-');
+    try {
+      const packed = await run('npm', ['run', '--silent', 'tarball', '-w', '@nerkh/client', '--', outside.path], { cwd: ROOT, env });
+      const tarball = packed.stdout.trim().split('\n').pop()!;
+      assert.match(tarball, /nerkh-client-\d+\.\d+\.\d+\.tgz$/, packed.stdout + packed.stderr);
+      const app = join(outside.path, 'app');
+      mkdirSync(app);
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+      const cache = join(outside.path, 'empty-cache');
+      await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--cache', cache, tarball], { cwd: app, env });
+      writeFileSync(
+        join(app, 'app.js'),
+        `import { NerkhClient } from '@nerkh/client';\nconst nerkh = new NerkhClient({ baseUrl: process.env.BASE, apiKey: process.env.KEY });\nconst { data } = await nerkh.rates(['usd_free']);\nconsole.log(JSON.stringify(data.rates.map((rate) => [rate.key, rate.value])));\n`,
+      );
+      const answer = await run(process.execPath, ['app.js'], { cwd: app, env: { ...env, BASE: server.base, KEY: keys.live! } });
+      assert.deepEqual(JSON.parse(answer.stdout), [['usd_free', values.usd_free]]);
+    } finally {
+      outside.cleanup();
+    }
   });
 
   it('rates: one key, several keys, aliases; rate-limit headers and ETag exposed', async () => {

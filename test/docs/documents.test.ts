@@ -139,6 +139,23 @@ describe('the documents', () => {
     assert.ok(files.some((file) => file.startsWith('src/')) && files.some((file) => file.startsWith('docs/')), 'src/ and docs/ were searched');
   });
 
+  it('every `docker compose … up` in the guides comes after the step that makes deploy/.env (compose refuses to start without it)', () => {
+    const missing: string[] = [];
+    let found = 0;
+    for (const document of ['README.md', 'docs/operations.md', 'docs/quick-starts.md']) {
+      const lines = read(document).split('\n');
+      lines.forEach((line, index) => {
+        if (!/docker compose -f deploy\/compose\.yaml up\b/.test(line)) return;
+        found++;
+        // The same line (a table row) or one of the three before it (a code block) copies the example.
+        const before = lines.slice(Math.max(0, index - 3), index + 1).join('\n');
+        if (!before.includes('cp deploy/.env.example deploy/.env')) missing.push(`${document}:${index + 1}: ${line.trim()}`);
+      });
+    }
+    assert.deepEqual(missing, []);
+    assert.ok(found >= 3, `only ${found} compose commands found in README.md, docs/operations.md and docs/quick-starts.md`);
+  });
+
   it('the config examples in docs/configuration.md and docs/quick-starts.md are accepted, and the source documents parse', () => {
     const blocks = ['docs/configuration.md', 'docs/quick-starts.md'].flatMap((file) =>
       codeBlocks(read(file))

@@ -7,13 +7,13 @@
  * get a key when none is printed, run the same way.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { assertBuilt, cleanEnv, pollUntil, ROOT, startServer, type ServerProcess } from '../e2e/helpers.js';
 import { tempDir } from '../support/env.js';
 import { codeBlocks } from './markdown.js';
+import { bash, runCurl, show, type Outcome } from './shell.js';
 
 /** The address every README command uses. */
 const README_BASE = 'http://127.0.0.1:8080';
@@ -35,45 +35,6 @@ const issueLine = blocks
   .flatMap((block) => block.text.split('\n'))
   .find((line) => /^export KEY=\$\(/.test(line.trim()));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run a script with bash (`set -euo pipefail`), bounded by `timeoutMs`. */
-function bash(script: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', `set -euo pipefail\n${script}\n`], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-interface Outcome {
-  status: number;
-  body: string;
-  stderr: string;
-}
-
-/**
- * Run one README curl line with KEY in the environment. `curl` is wrapped (the
- * line itself is untouched) so the status code follows the body.
- */
-async function runCurl(line: string, env: NodeJS.ProcessEnv, cwd: string): Promise<Outcome> {
-  const run = await bash(`curl() { command curl -sS --max-time 10 -w '\\n%{http_code}' "$@"; }\n${line}`, env, cwd, 20_000);
-  const cut = run.stdout.lastIndexOf('\n');
-  return { status: Number(run.stdout.slice(cut + 1)) || 0, body: run.stdout.slice(0, Math.max(cut, 0)), stderr: `exit ${run.code} ${run.stderr}` };
-}
-
 interface Detail {
   success: boolean;
   rates: { key: string; value: unknown; status: string }[];
@@ -89,8 +50,6 @@ function priced(outcome: Outcome): boolean {
     return false;
   }
 }
-
-const show = (outcome: Outcome) => `HTTP ${outcome.status} ${outcome.body.slice(0, 600)} ${outcome.stderr.slice(0, 300)}`;
 
 describe('README: the first request, against a fresh demo server', () => {
   let server: ServerProcess | null = null;
@@ -138,7 +97,7 @@ describe('README: the first request, against a fresh demo server', () => {
 
   it('the README\'s way to a key when none is printed works, and the key reads prices', async () => {
     assert.ok(issueLine, 'README.md has no `export KEY=$(…)` line after the first request');
-    // Run from the repository (where `npx nerkh` is this package), on the server's data directory.
+    // Run from the repository (where `node bin/nerkh.js` is this package's command), on the server's data directory.
     const env = cleanEnv({ NERKH_DATA_DIR: dataDir.path });
     const run = await bash(`${issueLine.trim()}\nprintf '%s\\n' "$KEY"`, env, ROOT, 60_000);
     const issued = run.stdout.trim().split('\n').pop() ?? '';

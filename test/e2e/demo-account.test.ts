@@ -14,10 +14,10 @@ import { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/env.js';
 import { assertBuilt, cleanEnv, cliOk, get, pollUntil, runCli, startServer, type ServerProcess } from './helpers.js';
 
-/** The commands a start printed, one a line under its hint, without `npx nerkh`; waits for the last (`keys issue`). */
+/** The commands a start printed, one a line under its hint, without `node …/bin/nerkh.js`; waits for the last (`keys issue`). */
 async function printedCommands(server: ServerProcess): Promise<string[][]> {
-  await pollUntil(async () => server.stdout, (out) => /^ {4}npx nerkh keys issue \S+$/m.test(out), 10_000, 50, () => server.output());
-  return [...server.stdout.matchAll(/^ {4}npx nerkh (.+)$/gm)].map((match) => match[1]!.split(' '));
+  await pollUntil(async () => server.stdout, (out) => /^ {4}node \S*bin\/nerkh\.js keys issue \S+$/m.test(out), 10_000, 50, () => server.output());
+  return [...server.stdout.matchAll(/^ {4}node \S*bin\/nerkh\.js (.+)$/gm)].map((match) => match[1]!.split(' '));
 }
 
 /** Run the printed commands as a person would, from `cwd` with the server's environment; returns the key the last one printed. */

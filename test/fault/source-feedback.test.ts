@@ -1,8 +1,8 @@
 /**
  * What a feed operator is told, by the real `nerkh serve` process: a file
  * source whose document carries item keys that match no reference (a typo
- * such as `usd_fre`) shows them on /v1/status, counts them on the public
- * page, and warns about them in the log once per distinct set; each way an
+ * such as `usd_fre`) shows them on /v1/status, counts and names them on the
+ * public page, and warns about them in the log once per distinct set; each way an
  * HTTP source can fail (a closed port, an upstream that never answers, a host
  * that does not resolve, a self-signed certificate, a 503) shows its own
  * reason; and a config naming an unknown source type stops the start with
@@ -139,13 +139,13 @@ describe('feed feedback: unknown item keys and the cause of each HTTP failure, f
     assert.ok(!JSON.stringify([...value.values()]).includes('internal-host-7'), "the upstream's own text is never shown");
   });
 
-  it('3. the public page shows each cause and the count of unknown keys, but not their names', async () => {
+  it('3. the public page shows each cause, and the count and names of unknown keys, but nothing of the upstreams', async () => {
     const page = await get(server!.base, '/status');
     assert.equal(page.status, 200);
-    for (const kind of ['connection refused', 'request timed out', 'DNS lookup failed', 'TLS error', 'source answered HTTP 503', '2 item keys match no reference', '۲ کلید بدون مرجع']) {
+    for (const kind of ['connection refused', 'request timed out', 'DNS lookup failed', 'TLS error', 'source answered HTTP 503', '2 item keys match no reference: <code dir="ltr">usd_fre</code>, <code dir="ltr">ir_fx_fre_eur</code>', '۲ کلید بدون مرجع']) {
       assert.ok(page.text.includes(kind), `the status page lacks "${kind}"`);
     }
-    for (const hidden of ['usd_fre', 'ir_fx_fre_eur', 'nerkh-missing.invalid', '127.0.0.1', 'internal-host-7']) assert.ok(!page.text.includes(hidden), `the status page shows "${hidden}"`);
+    for (const hidden of ['nerkh-missing.invalid', '127.0.0.1', 'internal-host-7']) assert.ok(!page.text.includes(hidden), `the status page shows "${hidden}"`);
   });
 
   it('4. the start log warns about the unknown keys once; a rewrite with the same keys says nothing, a new set warns again', async () => {

@@ -315,6 +315,19 @@ describe('loadConfig errors name the field', () => {
     rejects(load('{"sources": ['), 'nerkh.config.json', 'invalid JSON');
   });
 
+  it('a JSON syntax error gives the line and column, shows the line with a caret under the spot, and names a trailing comma', () => {
+    const text = ['{', '  "sources": [', '    { "name": "desk", "type": "file", "path": "./feeds/desk.json" },', '  ],', '  "timezone": "Asia/Tehran"', '}'].join('\n');
+    rejects(load(text), 'invalid JSON at line 4, column 3:', 'no comma after the last item', '  4 |   ],\n    |   ^');
+    // Two values with no comma between them, on a line with more after the spot.
+    rejects(load('{"plans": {"a": {"services": ["detail" "status"]}}}'), 'line 1, column 40:', `  1 | {"plans"`, `\n    | ${' '.repeat(39)}^`);
+    // Windows line ends count as one; a file that ends early points past its last character.
+    rejects(load('{\r\n  "timezone": "UTC",\r\n'), 'line 3, column 1:', 'end of input');
+  });
+
+  it('a byte-order mark before the JSON is allowed', () => {
+    assert.equal(loadConfig({}, workdir('\uFEFF{"timezone": "UTC"}')).timezone, 'UTC');
+  });
+
   it('a missing NERKH_CONFIG file', () => {
     rejects(() => loadConfig({ NERKH_CONFIG: 'nope.json' }, workdir()), 'cannot read', 'nope.json');
   });

@@ -28,6 +28,16 @@ describe('plans from the config file', () => {
     assert.equal(board.max_references, DEFAULT_PLANS.basic!.max_references);
   });
 
+  it('a new plan refreshes as often as pro unless it says otherwise; basic itself keeps its minute', () => {
+    const plans = plansOf({ shop: { services: ['detail'] }, slow: { services: ['detail'], refresh_interval_seconds: 60 }, live: { refresh_interval_seconds: 0 }, basic: { requests_per_minute: 120 } });
+    assert.equal(plans.get('shop')!.refresh_interval_seconds, DEFAULT_PLANS.pro!.refresh_interval_seconds);
+    assert.equal(DEFAULT_PLANS.pro!.refresh_interval_seconds, 10);
+    assert.equal(plans.get('slow')!.refresh_interval_seconds, 60);
+    assert.equal(plans.get('live')!.refresh_interval_seconds, 0, 'a given 0 (live) is kept');
+    assert.equal(plans.get('basic')!.refresh_interval_seconds, DEFAULT_PLANS.basic!.refresh_interval_seconds);
+    assert.equal(plans.get('shop')!.requests_per_minute, DEFAULT_PLANS.basic!.requests_per_minute, "the rest of a new plan is basic's");
+  });
+
   it('keeps an allowance the config gives, zero included, and gives none for a service not listed', () => {
     const plans = plansOf({ mute: { services: ['detail', 'stream'], max_streams: 0 }, two: { services: ['stream'], max_streams: 2, history_days: 7 }, plain: { services: ['detail'] } });
     assert.equal(plans.get('mute')!.max_streams, 0);

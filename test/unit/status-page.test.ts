@@ -5,7 +5,7 @@ import { ZoneTime } from '../../src/domain/time.js';
 import { PUBLIC_ENDPOINTS, type ServiceStatus } from '../../src/render/status.js';
 import type { SourceHealth } from '../../src/sources/monitor.js';
 import { NO_UNKNOWN_KEYS } from '../../src/sources/unknown-keys.js';
-import { renderStatusPage, sparkline, STATUS_STYLE } from '../../src/web/status-page.js';
+import { PUBLIC_UNKNOWN_KEYS, renderStatusPage, sparkline, STATUS_STYLE } from '../../src/web/status-page.js';
 
 // 2026-11-22T10:00:00+03:30 is 1 Azar 1405.
 const NOW = Date.parse('2026-11-22T06:30:00Z');
@@ -75,16 +75,25 @@ describe('public status page', () => {
 });
 
 describe('status page: item keys that match no reference', () => {
-  it('counts them beside the source, in both languages, without naming them', () => {
+  it('counts them beside the source, in both languages, and names those shaped like keys, never other text', () => {
     const page = renderStatusPage(
-      status('active', 'all services active', [source('alpha', { unknown_keys: { count: 3, sample: ['usd_fre', '<b>eur</b>', 'gold'] } }), source('beta', { error: '2 values dropped', unknown_keys: { count: 1, sample: ['x_1'] } })]),
+      status('active', 'all services active', [source('alpha', { unknown_keys: { count: 4, sample: ['usd_fre', '<b>eur</b>', 'gold', 'a key with spaces'] } }), source('beta', { error: '2 values dropped', unknown_keys: { count: 1, sample: ['x_1'] } })]),
       time,
       NOW,
     );
-    const visible = text(page);
-    assert.ok(visible.includes('۳ کلید بدون مرجع نادیده گرفته شد') && visible.includes('3 item keys match no reference'));
-    assert.ok(visible.includes('2 values dropped; 1 item key matches no reference'), 'beside any other reason');
-    for (const name of ['usd_fre', 'eur', 'gold', 'x_1']) assert.ok(!page.includes(name), `the page names "${name}"`);
+    const visible = text(page).replace(/\s+/g, ' ');
+    assert.ok(visible.includes('۴ کلید بدون مرجع نادیده گرفته شد: usd_fre ، gold ، …'), visible);
+    assert.ok(visible.includes('4 item keys match no reference: usd_fre , gold , …'), visible);
+    assert.ok(page.includes('<code dir="ltr">usd_fre</code>'), 'a key reads left to right inside the Persian line');
+    assert.ok(visible.includes('2 values dropped; 1 item key matches no reference: x_1 '), 'beside any other reason');
+    for (const hidden of ['eur', '<b>', 'spaces']) assert.ok(!page.includes(hidden), `the page shows "${hidden}", which is no key`);
+  });
+
+  it(`names at most ${PUBLIC_UNKNOWN_KEYS}, then says there are more`, () => {
+    const sample = Array.from({ length: 20 }, (_, i) => `typo_${i}`);
+    const visible = text(renderStatusPage(status('active', 'all services active', [source('alpha', { unknown_keys: { count: 40, sample } })]), time, NOW)).replace(/\s+/g, ' ');
+    assert.ok(visible.includes(`40 item keys match no reference: ${sample.slice(0, PUBLIC_UNKNOWN_KEYS).join(' , ')} , …`), visible);
+    assert.ok(!visible.includes(`typo_${PUBLIC_UNKNOWN_KEYS} `), 'no more than the bound');
   });
 });
 

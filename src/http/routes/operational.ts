@@ -8,7 +8,7 @@ import type { AppDeps } from '../deps.js';
 import { ErrorSchema, errorResponses, HealthResponse, NoQuery } from '../schemas.js';
 
 /** What the probes read: an ingest-only process has these and nothing keyed. */
-export type ProbeDeps = Pick<AppDeps, 'time' | 'snapshots' | 'storeReachable' | 'metrics' | 'metricsToken'>;
+export type ProbeDeps = Pick<AppDeps, 'time' | 'snapshots' | 'storeReachable' | 'metrics' | 'metricsToken' | 'waitingFor'>;
 
 /** Probes and metrics: no key, never cached. */
 export function operationalRoutes(deps: ProbeDeps): FastifyPluginAsyncTypebox {
@@ -22,9 +22,14 @@ export function operationalRoutes(deps: ProbeDeps): FastifyPluginAsyncTypebox {
       '/readyz',
       { schema: { tags: ['operations'], summary: 'Data is loaded and the store answers', querystring: NoQuery, response: { 200: HealthResponse, ...errorResponses(503) } } },
       async (_request, reply) => {
-        if (!deps.snapshots.held) throw new ApiError('SERVICE_UNAVAILABLE', 'No snapshot has been received yet.');
+        // The answer says what the node waits for (Redis, a leader, its sources), so a probe's log tells the operator what to fix.
+        const because = () => {
+          const why = deps.waitingFor?.(deps.time.now());
+          return why ? `: ${why}.` : '.';
+        };
+        if (!deps.snapshots.held) throw new ApiError('SERVICE_UNAVAILABLE', `No snapshot has been received yet${because()}`);
         const snapshot = deps.snapshots.latest();
-        if (snapshot.counts.ok + snapshot.counts.stale === 0) throw new ApiError('SERVICE_UNAVAILABLE', 'No rate data has been loaded yet.');
+        if (snapshot.counts.ok + snapshot.counts.stale === 0) throw new ApiError('SERVICE_UNAVAILABLE', `No rate data has been loaded yet${because()}`);
         if (!deps.storeReachable()) throw new ApiError('SERVICE_UNAVAILABLE', 'The account store is not reachable.');
         return sendJsonText(reply, ok());
       },

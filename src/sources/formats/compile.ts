@@ -1,6 +1,10 @@
-import { jsonpath, type JSONPathQuery } from 'json-p3';
+import { createRequire } from 'node:module';
+import type { JSONPathQuery } from 'json-p3';
 import type { ZoneTime } from '../../domain/time.js';
 import { NERKH_FORMAT, type EcbItem, type FormatName, type FormatSpec, type MappingItem } from './spec.js';
+
+/** json-p3, loaded only for a config with JSONPaths to compile: a start or an admin command without one never pays for it. */
+const jsonPath = () => (createRequire(import.meta.url)('json-p3') as typeof import('json-p3')).jsonpath;
 
 /** A mapping item as the config file writes it: a JSONPath, or a path with its own time and a scale. */
 export type MappingItemField = string | { path: string; time_path?: string; scale?: string };
@@ -72,7 +76,7 @@ function mappingItem(sourceKey: string, item: MappingItemField): MappingItem {
 
 function compilePath(text: string, field: string): JSONPathQuery {
   try {
-    return jsonpath.compile(text);
+    return jsonPath().compile(text);
   } catch (error) {
     throw new FormatConfigError(field, `invalid JSONPath ${JSON.stringify(text)}: ${(error as Error).message}`);
   }
