@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkServices, problemLine, redact } from './support/preflight.js';
 import { SERVICES, SKIP_SERVICES_VARIABLE, skippingServices } from './support/services.js';
-import { compile, compiledFile, compiledRoot } from './support/compile.js';
+import { compile, compiledFile, compiledRoot, succeeds } from './support/compile.js';
 import { orderFiles, testFiles, weightOf } from './support/schedule.js';
 
 /** A file still running after this is stopped and fails the run: a hang, never a slow machine (the slowest file takes well under a minute). */
@@ -87,12 +87,19 @@ console.log(
 
 const named = process.argv.slice(2);
 const files = orderFiles(named.length > 0 ? named : testFiles(root));
-const compiling = Date.now();
-if (!compile(root)) {
-  console.error('npm test: the code does not compile (tsc above)');
-  process.exit(1);
+// The lint, the build (dist/, which the tests' servers run) and the compiled copy, side by side: each is one thread.
+const preparing = Date.now();
+const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
+const [linted, built, compiled] = await Promise.all([
+  succeeds(npm[0]!, [...npm.slice(1), 'run', '--silent', 'lint'], root),
+  succeeds(npm[0]!, [...npm.slice(1), 'run', '--silent', 'build'], root),
+  compile(root),
+]);
+for (const [done, what] of [[linted, 'the lint found problems'], [built, 'the build failed'], [compiled, 'the code does not type-check']] as const) {
+  if (!done) console.error(`npm test: ${what} (above)`);
 }
-console.log(`npm test: compiled in ${seconds(Date.now() - compiling)}`);
+if (!linted || !built || !compiled) process.exit(1);
+console.log(`npm test: linted, built and compiled in ${seconds(Date.now() - preparing)}`);
 const results: FileResult[] = [];
 const running = new Set<ReturnType<typeof spawn>>();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -246,13 +246,15 @@ describe('source formats: mapping over HTTP, ecb and csv files, from a real nerk
     assert.deepEqual(view('gbp_free', 'ecb'), { ...view('gbp_free', 'ecb'), value: null, rejected: null, dropped_reason: null });
   });
 
-  it('4. the public page shows formats and counts with fixed phrases, never a key or the feed’s text', async () => {
+  it('4. the public page shows formats and counts with fixed phrases, and of the feed’s text only an unmatched item key shaped like a catalogue key', async () => {
     const page = await get(server!.base, '/status');
     assert.equal(page.status, 200);
     for (const phrase of ['JSON mapping: 3 mapped, 2 dropped (path matched nothing 1, not a number 1)', 'ECB reference rates: 3 mapped, 1 dropped (currency not in the document 1)', 'CSV: 2 mapped, 1 dropped (not a number 1)', 'نگاشت JSON: ۳ مقدار خوانده شد']) {
       assert.ok(page.text.includes(phrase), `the status page lacks "${phrase}"`);
     }
-    for (const hidden of ['N/A', 'ir_fx_free_gbp', 'ir_gold_18k_gram', 'intl_fx_usdchf', 'ir_gold_19k_gram', '127.0.0.1']) assert.ok(!page.text.includes(hidden), `the status page shows "${hidden}"`);
+    for (const hidden of ['N/A', 'ir_fx_free_gbp', 'ir_gold_18k_gram', 'intl_fx_usdchf', '127.0.0.1']) assert.ok(!page.text.includes(hidden), `the status page shows "${hidden}"`);
+    // The one item key that matches no reference is named, so an operator sees the typo where they look.
+    assert.ok(page.text.includes('ir_gold_19k_gram'), 'the status page names the unmatched item key');
   });
 
   it('5. a broken document of each format keeps the last good values until a good one comes back', async () => {

@@ -9,17 +9,20 @@
  * The copy (under node_modules/.cache, so `npm ci` starts it afresh) holds a
  * hard link to every file of the checkout that git does not ignore, the
  * emitted `.js` beside each `.ts`, and links back to what is built or
- * installed (node_modules, dist, the client's dist) and to `.git`. So a path a
+ * installed (node_modules, dist) and to `.git` (the client's small dist is
+ * copied: a test packs it). So a path a
  * test builds from its own location (`../../data/…`, `../../bin/nerkh.js`)
  * lands on the same file as in the checkout, and `git` there sees the
  * checkout's index.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** Built or installed, so not in git: linked, not copied. */
-const LINKED = ['.git', 'node_modules', 'dist', 'clients/typescript/dist', 'clients/typescript/node_modules', 'test-artifacts'];
+const LINKED = ['.git', 'node_modules', 'dist', 'clients/typescript/node_modules', 'test-artifacts'];
+/** Built, and packed by a test (npm leaves a linked folder out of a tarball): copied, and small. */
+const COPIED = ['clients/typescript/dist'];
 const LISTING = '.files';
 
 /** Where the compiled copy of `root` lives. */
@@ -32,8 +35,8 @@ export function compiledFile(root: string, file: string): string {
   return join(compiledRoot(root), file.replace(/\.ts$/, '.js'));
 }
 
-/** Bring the copy up to date with the checkout, then emit; returns false (having printed tsc's errors) when the code does not compile. */
-export function compile(root: string): boolean {
+/** Bring the copy up to date with the checkout, then emit; resolves false (having printed tsc's errors) when the code does not compile. */
+export function compile(root: string): Promise<boolean> {
   const copy = compiledRoot(root);
   mkdirSync(copy, { recursive: true });
   mirrorFiles(root, copy);
@@ -45,13 +48,33 @@ export function compile(root: string): boolean {
     mkdirSync(dirname(join(copy, path)), { recursive: true });
     symlinkSync(target, join(copy, path));
   }
+  for (const path of COPIED) {
+    rmSync(join(copy, path), { recursive: true, force: true });
+    if (existsSync(join(root, path))) cpSync(join(root, path), join(copy, path), { recursive: true });
+  }
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const emitted = spawnSync(
-    process.execPath,
-    [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', copy, '--noEmit', 'false', '--incremental', '--tsBuildInfoFile', join(copy, '.tsbuildinfo')],
-    { cwd: root, stdio: 'inherit' },
-  );
-  return emitted.status === 0;
+  return succeeds(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', copy, '--noEmit', 'false', '--incremental', '--tsBuildInfoFile', join(copy, '.tsbuildinfo')], root);
+}
+
+/**
+ * `command`, its output printed whole once it ends (several run side by side); resolves whether it exited 0.
+ */
+export function succeeds(command: string, args: string[], cwd: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('error', (error) => {
+      console.error(`${command}: ${error.message}`);
+      resolve(false);
+    });
+    child.on('close', (code) => {
+      const text = Buffer.concat(output).toString('utf8').trim();
+      if (text) console.log(text);
+      resolve(code === 0);
+    });
+  });
 }
 
 /** Hard links to every file git keeps (tracked, or new and not ignored); files gone from the checkout since the last run go from the copy too, with what was emitted from them. */
