@@ -23,10 +23,9 @@ const INVALID = Symbol('invalid');
  * The source format (docs/configuration.md#sources), read as a stream:
  * `{"updated_at": "<ISO>", "items": {"<source_key>": {"value": <number>, "updated_at": "<ISO>"} | <number>}}`.
  *
- * Text is fed in chunks as it arrives (`write`), tokenised by a streaming JSON
- * parser, and only the items are kept: the document is never held whole and
- * never turned into a tree, so a large one costs little memory and can be
- * read in slices between which the event loop runs. Numbers are kept as the
+ * Text is fed in chunks (`write`), tokenised by a streaming JSON parser, and
+ * only the items are kept: the document is never turned into a tree, so a
+ * large one costs little memory beyond its text. Numbers are kept as the
  * exact digits the source wrote. Keys may come in any order (`updated_at`
  * after `items` is fine), so times are settled in `finish`, against the
  * receive time. A repeated key takes its last value, as `JSON.parse` does.
