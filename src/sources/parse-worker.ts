@@ -3,7 +3,6 @@ import type { DropCount } from './drops.js';
 import { createDocumentParser } from './formats/index.js';
 import { compilePortable, type PortableFormat } from './formats/portable.js';
 import type { FormatName } from './formats/spec.js';
-import { settleNow } from './settle.js';
 import { NoUsableValuesError, SourceFormatError, type SourceData, type TimeRules } from './source-data.js';
 
 /** One document to parse, as the event loop hands it over: its bytes (moved, not copied) and how to read them. */
@@ -45,7 +44,7 @@ export default function parseDocument(job: ParseJob): ParseOutcome {
     const parser = createDocumentParser(compilePortable(job.format), job.wanted);
     const text = new TextDecoder('utf-8').decode(job.bytes);
     for (let at = 0; at < text.length; at += SLICE_CHARS) parser.write(text.slice(at, at + SLICE_CHARS));
-    return { data: settleNow(parser.finishing(job.rules)) };
+    return { data: parser.finish(job.rules) };
   } catch (error) {
     return { refused: refusalOf(error, LANGUAGE[job.format.fields.format ?? 'nerkh']) };
   }

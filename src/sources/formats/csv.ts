@@ -29,7 +29,7 @@ export class CsvParser implements DocumentParser {
     this.whole.write(text);
   }
 
-  *finishing(rules: TimeRules): Generator<void, SourceData, void> {
+  finish(rules: TimeRules): SourceData {
     const pending = new Map<string, PendingItem>();
     const others = new OtherItems();
     let index = 0;
@@ -42,7 +42,7 @@ export class CsvParser implements DocumentParser {
       else if (this.wanted === null || this.wanted.has(key)) pending.set(key, item);
       else others.add(key, item);
     });
-    return yield* settle(null, pending, others, rules);
+    return settle(null, pending, others, rules);
   }
 
   private eachRow(text: string, take: (fields: string[]) => void): void {
