@@ -166,10 +166,10 @@ function signatureOf(info: { mtimeNs: bigint; size: bigint; ino: bigint }): stri
   return `${info.mtimeNs}:${info.size}:${info.ino}`;
 }
 
-/** The file's bytes in chunks, from where the handle stands; one buffer reused (each chunk is consumed before the next read). */
+/** The file's bytes in chunks, from where the handle stands, each in a buffer of its own (they are kept until the last is read). */
 async function* chunksOf(handle: FileHandle): AsyncGenerator<Uint8Array> {
-  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   for (;;) {
+    const buffer = Buffer.allocUnsafeSlow(READ_CHUNK_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
     if (bytesRead === 0) return;
     yield buffer.subarray(0, bytesRead);

@@ -50,11 +50,11 @@ export function parseRules(format: FormatSpec, wanted: ReadonlySet<string> | nul
  *
  * Each parse has a deadline, the source's `timeout_seconds` counted from when
  * a thread takes it (a thread's own start is not the document's fault): past
- * it the thread is ended (which stops even a regular
- * expression backtracking in a JSONPath filter) and another started for the
- * next parse. Each thread's heap is bounded (parseHeapMb); a parse past it
- * ends its thread too. Either way the document is refused with the reason,
- * and the monitor keeps the source's last good data.
+ * it the thread is ended, which stops even a regular expression backtracking
+ * in a JSONPath filter, and another is started for the next parse. Each
+ * thread's heap is bounded (parseHeapMb); a parse past it ends its thread
+ * too. Either way the document is refused with the reason, and the monitor
+ * keeps the source's last good data.
  *
  * `threads` is the number of sources that share the pool, so no source's
  * parse waits for another's.

@@ -26,8 +26,8 @@ export interface ParseRefusal {
 /** The values (plain data: every number as the digits the source wrote), or why there are none. */
 export type ParseOutcome = { data: SourceData } | { refused: ParseRefusal };
 
-/** Text is handed to a parser in slices of this many characters (the nerkh tokenizer makes its tokens per slice). */
-const SLICE_CHARS = 64 * 1024;
+/** Bytes are decoded and handed to a parser in slices of this many (the nerkh tokenizer makes its tokens per slice). */
+const SLICE_BYTES = 64 * 1024;
 
 const LANGUAGE: Record<FormatName, string> = { nerkh: 'JSON', mapping: 'JSON', ecb: 'XML', csv: 'CSV' };
 
@@ -42,8 +42,10 @@ export default function parseDocument(job: ParseJob): ParseOutcome {
   job.started.close();
   try {
     const parser = createDocumentParser(compilePortable(job.format), job.wanted);
-    const text = new TextDecoder('utf-8').decode(job.bytes);
-    for (let at = 0; at < text.length; at += SLICE_CHARS) parser.write(text.slice(at, at + SLICE_CHARS));
+    // Decoded slice by slice: the nerkh reader never needs the whole text at once.
+    const decoder = new TextDecoder('utf-8');
+    for (let at = 0; at < job.bytes.length; at += SLICE_BYTES) parser.write(decoder.decode(job.bytes.subarray(at, at + SLICE_BYTES), { stream: true }));
+    parser.write(decoder.decode());
     return { data: parser.finish(job.rules) };
   } catch (error) {
     return { refused: refusalOf(error, LANGUAGE[job.format.fields.format ?? 'nerkh']) };

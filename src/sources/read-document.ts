@@ -14,7 +14,8 @@ export class DocumentTooLargeError extends SourceFormatError {
 }
 
 /**
- * A source document's bytes, gathered as they arrive and counted: past
+ * A source document's bytes, gathered as they arrive and counted (each chunk
+ * must be memory of its own, never reused for the next): past
  * `maxBytes` decoded bytes it throws at once (the caller's stream is then
  * cancelled, so the sender is cut off there too). The bytes come back in an
  * ArrayBuffer of their own, to be moved to a parse thread (parse-threads.ts)
@@ -26,8 +27,7 @@ export async function readBytes(chunks: AsyncIterable<Uint8Array>, maxBytes: num
   for await (const chunk of chunks) {
     bytes += chunk.byteLength;
     if (bytes > maxBytes) throw new DocumentTooLargeError(maxBytes, what);
-    // A copy: a reader may hand the same buffer again for its next chunk.
-    parts.push(chunk.slice());
+    parts.push(chunk);
   }
   const whole = new Uint8Array(bytes);
   let at = 0;
