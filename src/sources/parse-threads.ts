@@ -20,6 +20,8 @@ const MiB = 1024 * 1024;
  */
 const HEAP_MB_PER_MIB = 12;
 const HEAP_FLOOR_MB = 32;
+/** Parse threads run at a lower priority: a long parse takes a core only when the event loop leaves it. */
+const NICE_INCREMENT = 10;
 /** A parse no thread has taken by then fails: threads cannot start (a start takes a second or two on a busy machine). */
 const START_LIMIT_MS = 30_000;
 
@@ -65,7 +67,7 @@ export class DocumentParseThreads {
 
   constructor(options: { threads: number; maxBytes: number }) {
     this.heapMb = parseHeapMb(options.maxBytes);
-    this.pool = new ThreadPool(WORKER_FILE, { maxThreads: Math.max(1, options.threads), resourceLimits: { maxOldGenerationSizeMb: this.heapMb } });
+    this.pool = new ThreadPool(WORKER_FILE, { maxThreads: Math.max(1, options.threads), resourceLimits: { maxOldGenerationSizeMb: this.heapMb }, niceIncrement: NICE_INCREMENT });
   }
 
   /** Parse `bytes` (moved to the thread: unusable here afterwards). Throws SourceFormatError (a refused document) or SourceReadError (the thread failed). */

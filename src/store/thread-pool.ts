@@ -15,6 +15,8 @@ export interface ThreadPoolOptions {
   maxThreads?: number;
   /** Per thread; a thread past them ends, failing its task (ERR_WORKER_OUT_OF_MEMORY), and another is started. */
   resourceLimits?: ResourceLimits;
+  /** Added to each thread's nice value (Linux), so its work yields the cores to the event loop; default 0. */
+  niceIncrement?: number;
 }
 
 /** What one task may carry: a signal that stops it (ending the thread it runs on), and buffers moved rather than copied. */
@@ -78,7 +80,7 @@ export class ThreadPool {
    * WorkerFailedError (503) while no thread can run them.
    */
   private start(sizes: { minThreads: number; maxThreads: number; idleTimeout?: number }): Piscina {
-    const pool = new Piscina({ filename: this.filename, ...sizes, resourceLimits: this.options.resourceLimits });
+    const pool = new Piscina({ filename: this.filename, ...sizes, resourceLimits: this.options.resourceLimits, niceIncrement: this.options.niceIncrement ?? 0 });
     pool.on('error', (error: Error) => {
       this.failingSince = Date.now();
       if (this.outsideTasks.count++ === 0) {
