@@ -14,6 +14,7 @@ import type { Snapshot } from '../live/snapshot.js';
 import type { Logger } from '../log.js';
 import { ManualSourceReader, type ManualPriceStore } from '../sources/manual.js';
 import { createReader, SourceMonitor, type ScreeningVerdicts, type SourceConfig, type SourceHealth } from '../sources/monitor.js';
+import type { DocumentParseThreads } from '../sources/parse-threads.js';
 import type { SourceReader } from '../sources/reader.js';
 import type { WebhookTerm } from '../webhooks/leadership.js';
 
@@ -152,7 +153,7 @@ export class IngestRole {
     feeder?.start();
     // Only the catalogue's keys are ever looked up: a source's other items are counted, never stored.
     const wantedKeys = new Set(catalogue.references.map((reference) => reference.source_key));
-    const readerFor = (source: SourceConfig) => (source.type === 'manual' ? manualReader(source, this.options) : createReader(source, time.clock, wantedKeys));
+    const readerFor = (source: SourceConfig, parsing: DocumentParseThreads) => (source.type === 'manual' ? manualReader(source, this.options) : createReader(source, time.clock, wantedKeys, parsing));
     const monitor = new SourceMonitor(config.sources, time.clock, { logger, wantedKeys, references: catalogue.references, readerFor });
     const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening, derived);
     const recorder = this.options.openRecorder?.() ?? null;

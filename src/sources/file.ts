@@ -2,14 +2,15 @@ import { constants, watch, type FSWatcher } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { systemClock, type Clock } from '../domain/clock.js';
-import type { FormatSpec } from './formats/index.js';
+import { NERKH_FORMAT, type FormatSpec } from './formats/index.js';
 import { SourceFormatError, type SourceData } from './parse.js';
-import { DEFAULT_MAX_BYTES, DocumentTooLargeError, readDocument } from './read-document.js';
+import { ownParseThreads, parseRules, type DocumentParseThreads, type ParseRules } from './parse-threads.js';
+import { DEFAULT_MAX_BYTES, DocumentTooLargeError, readBytes } from './read-document.js';
 import { SourceReadError, type SourceReader } from './reader.js';
 
 /** What a file source guards against; each has a default. */
 export interface FileSourceLimits {
-  /** The whole read (stat, open, read, parse) at most this long; default 5 s. */
+  /** The read (stat, open, read) at most this long, and the parse again at most this long; default 5 s. */
   timeoutMs?: number;
   /** File size at most; default 16 MiB. */
   maxBytes?: number;
@@ -19,6 +20,8 @@ export interface FileSourceLimits {
   wanted?: ReadonlySet<string> | null;
   /** The document's shape; default nerkh. */
   format?: FormatSpec;
+  /** The threads its documents are parsed in; default: one of its own. */
+  parsing?: DocumentParseThreads;
 }
 
 const READ_CHUNK_BYTES = 64 * 1024;
@@ -32,11 +35,12 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
  * watching is unreliable.
  *
  * Only a regular file is read (checked before opening, and again on the open
- * file), at most `maxBytes` of it, and the whole read has a deadline: a FIFO,
+ * file), at most `maxBytes` of it, and the read has a deadline: a FIFO,
  * a device or a hung mount fails the poll with a reason instead of holding
  * the source (and a thread of the I/O pool) for good. A read still stuck
  * past its deadline is not started again until it ends, so a hung mount
- * takes at most one I/O thread per source.
+ * takes at most one I/O thread per source. The bytes are then parsed in a
+ * thread, with the same deadline again (see DocumentParseThreads).
  */
 export class FileSourceReader implements SourceReader {
   private signature: string | null = null;
@@ -46,6 +50,8 @@ export class FileSourceReader implements SourceReader {
   private stuck: Promise<unknown> | null = null;
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
+  private readonly parsing: DocumentParseThreads;
+  private readonly rules: ParseRules;
 
   constructor(
     private readonly path: string,
@@ -55,6 +61,8 @@ export class FileSourceReader implements SourceReader {
   ) {
     this.timeoutMs = limits.timeoutMs ?? 5000;
     this.maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.parsing = limits.parsing ?? ownParseThreads(this.maxBytes);
+    this.rules = parseRules(limits.format ?? NERKH_FORMAT, limits.wanted ?? null, this.timeoutMs);
   }
 
   async readIfChanged(): Promise<SourceData | null> {
@@ -68,11 +76,9 @@ export class FileSourceReader implements SourceReader {
         reject(new SourceReadError(`file read timed out after ${this.timeoutMs / 1000} s`));
       }, this.timeoutMs);
     });
+    let read;
     try {
-      const result = await Promise.race([attempt, deadline]);
-      if (result === null) return null;
-      this.signature = result.signature;
-      return result.data;
+      read = await Promise.race([attempt, deadline]);
     } catch (error) {
       if (timedOut) {
         // Whatever the late read brings is dropped, and the file is read afresh once it ends.
@@ -88,11 +94,21 @@ export class FileSourceReader implements SourceReader {
     } finally {
       clearTimeout(timer);
     }
+    if (read === null) return null;
+    try {
+      const data = await this.parsing.parse(read.bytes, this.rules, { fallbackTime: read.mtimeMs, now: this.clock.now(), skewMs: this.limits.clockSkewMs });
+      this.signature = read.signature;
+      return data;
+    } catch (error) {
+      // A corrupt file, or one that cannot be parsed in time or memory, is not parsed again until it changes.
+      this.signature = error instanceof SourceFormatError ? read.signature : null;
+      throw error;
+    }
   }
 
-  /** One read: null when unchanged since the last good read; the new data with its cache key otherwise. */
-  private async read(): Promise<{ signature: string; data: SourceData } | null> {
-    let parsing: string | null = null;
+  /** One read: null when unchanged since the last good read; the bytes with their cache key and modification time otherwise. */
+  private async read(): Promise<{ signature: string; bytes: Uint8Array; mtimeMs: number } | null> {
+    let reading: string | null = null;
     try {
       const info = await stat(this.path, { bigint: true });
       this.checkKind(info);
@@ -102,16 +118,16 @@ export class FileSourceReader implements SourceReader {
         // The path may have been swapped between the stat and the open: what counts is the file opened.
         const opened = await handle.stat({ bigint: true });
         this.checkKind(opened);
-        parsing = signatureOf(opened);
-        const data = await readDocument(chunksOf(handle), { maxBytes: this.maxBytes, wanted: this.limits.wanted, format: this.limits.format }, 'file', () => ({ fallbackTime: Number(opened.mtimeMs), now: this.clock.now(), skewMs: this.limits.clockSkewMs }));
-        return { signature: parsing, data };
+        reading = signatureOf(opened);
+        const bytes = await readBytes(chunksOf(handle), this.maxBytes, 'file');
+        return { signature: reading, bytes, mtimeMs: Number(opened.mtimeMs) };
       } finally {
         await handle.close();
       }
     } catch (error) {
-      // A corrupt (or oversized) file is not re-parsed until it changes, while any other
+      // An oversized file is not read again until it changes, while any other
       // failure (missing, unreadable, not a regular file, timed out) is retried at every poll.
-      this.signature = parsing !== null && error instanceof SourceFormatError ? parsing : null;
+      this.signature = reading !== null && error instanceof SourceFormatError ? reading : null;
       throw error;
     }
   }
@@ -150,10 +166,10 @@ function signatureOf(info: { mtimeNs: bigint; size: bigint; ino: bigint }): stri
   return `${info.mtimeNs}:${info.size}:${info.ino}`;
 }
 
-/** The file's bytes in chunks, from where the handle stands; one buffer reused (each chunk is consumed before the next read). */
+/** The file's bytes in chunks, from where the handle stands, each in a buffer of its own (they are kept until the last is read). */
 async function* chunksOf(handle: FileHandle): AsyncGenerator<Uint8Array> {
-  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   for (;;) {
+    const buffer = Buffer.allocUnsafeSlow(READ_CHUNK_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
     if (bytesRead === 0) return;
     yield buffer.subarray(0, bytesRead);

@@ -2,9 +2,10 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import { addressRefusal } from './address-rule.js';
 import { DEFAULT_MAX_BACKOFF_SECONDS } from './defaults.js';
 import { describeFetchFailure } from './fetch-failure.js';
-import { acceptFor, type FormatSpec } from './formats/index.js';
+import { acceptFor, NERKH_FORMAT, type FormatSpec } from './formats/index.js';
 import { SourceFormatError, type SourceData } from './parse.js';
-import { DEFAULT_MAX_BYTES, DocumentTooLargeError, readDocument } from './read-document.js';
+import { ownParseThreads, parseRules, type DocumentParseThreads, type ParseRules } from './parse-threads.js';
+import { DEFAULT_MAX_BYTES, DocumentTooLargeError, readBytes } from './read-document.js';
 import { SourceReadError, type SourceReader } from './reader.js';
 
 /** Redirects followed at most, when following is allowed. */
@@ -25,6 +26,8 @@ export interface HttpSourceLimits {
   wanted?: ReadonlySet<string> | null;
   /** The document's shape; default nerkh. */
   format?: FormatSpec;
+  /** The threads its documents are parsed in; default: one of its own. */
+  parsing?: DocumentParseThreads;
 }
 
 /**
@@ -33,18 +36,21 @@ export interface HttpSourceLimits {
  * after failures is the monitor's schedule (see `nextDelayMs`), so this class
  * stays fetch-and-parse.
  *
- * The upstream is not trusted: the body is read as a stream and parsed as it
- * arrives, its decoded bytes counted and the request cut off past
- * `maxBytes` (so neither a chunked stream without end nor a small gzip that
- * inflates to gigabytes is ever buffered); redirects are refused unless
- * allowed; plain http:// only to loopback unless allowed; and the timeout
- * covers the whole exchange, body included. Every failure is thrown with a
- * reason fit for the status page.
+ * The upstream is not trusted: the body is read as a stream, its decoded
+ * bytes counted and the request cut off past `maxBytes` (so neither a
+ * chunked stream without end nor a small gzip that inflates to gigabytes is
+ * ever buffered); redirects are refused unless allowed; plain http:// only
+ * to loopback unless allowed; the timeout covers the whole exchange, body
+ * included; and the body is parsed in a thread, within the same timeout
+ * again (see DocumentParseThreads). Every failure is thrown with a reason fit
+ * for the status page.
  */
 export class HttpSourceReader implements SourceReader {
   private etag: string | null = null;
   private lastModified: string | null = null;
   private readonly maxBytes: number;
+  private readonly parsing: DocumentParseThreads;
+  private readonly rules: ParseRules;
 
   constructor(
     private readonly url: string,
@@ -53,9 +59,24 @@ export class HttpSourceReader implements SourceReader {
     private readonly clock: Clock = systemClock,
   ) {
     this.maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.parsing = limits.parsing ?? ownParseThreads(this.maxBytes);
+    this.rules = parseRules(limits.format ?? NERKH_FORMAT, limits.wanted ?? null, timeoutMs);
   }
 
   async readIfChanged(): Promise<SourceData | null> {
+    const fetched = await this.fetchDocument();
+    if (fetched === null) return null;
+    const { bytes, receivedAt, lastModified, etag } = fetched;
+    const fallback = lastModified ? Date.parse(lastModified) : receivedAt;
+    const data = await this.parsing.parse(bytes, this.rules, { fallbackTime: Number.isFinite(fallback) ? fallback : receivedAt, now: receivedAt, skewMs: this.limits.clockSkewMs });
+    // Only a good document becomes the base of the next conditional request.
+    this.etag = etag;
+    this.lastModified = lastModified;
+    return data;
+  }
+
+  /** The document's bytes and validators, or null when unchanged (304); the timeout covers it all, body included. */
+  private async fetchDocument(): Promise<{ bytes: Uint8Array; receivedAt: number; lastModified: string | null; etag: string | null } | null> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -75,16 +96,8 @@ export class HttpSourceReader implements SourceReader {
       // An announced length is only the encoded size; it settles the matter early when nothing is encoded.
       const length = Number(response.headers.get('content-length') ?? 0);
       if (!response.headers.has('content-encoding') && length > this.maxBytes) throw new DocumentTooLargeError(this.maxBytes, 'response');
-      const lastModified = response.headers.get('last-modified');
-      const data = await readDocument(response.body ?? emptyBody(), { maxBytes: this.maxBytes, wanted: this.limits.wanted, format: this.limits.format }, 'response', () => {
-        const now = this.clock.now();
-        const fallback = lastModified ? Date.parse(lastModified) : now;
-        return { fallbackTime: Number.isFinite(fallback) ? fallback : now, now, skewMs: this.limits.clockSkewMs };
-      });
-      // Only a good document becomes the base of the next conditional request.
-      this.etag = response.headers.get('etag');
-      this.lastModified = lastModified;
-      return data;
+      const bytes = await readBytes(response.body ?? emptyBody(), this.maxBytes, 'response');
+      return { bytes, receivedAt: this.clock.now(), lastModified: response.headers.get('last-modified'), etag: response.headers.get('etag') };
     } catch (error) {
       if (timedOut) throw new SourceReadError(`request timed out after ${this.timeoutMs / 1000} s`);
       if (error instanceof SourceReadError || error instanceof SourceFormatError) throw error;

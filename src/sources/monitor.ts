@@ -9,6 +9,8 @@ import type { FormatSpec } from './formats/index.js';
 import { assessHealth, healthSignature, type SourceHealth, type SourceState } from './health.js';
 import { countScreening, type ScreenCount, type ScreeningVerdicts } from './screening-count.js';
 import { HttpSourceReader, nextDelayMs } from './http.js';
+import { DEFAULT_MAX_BYTES } from './read-document.js';
+import { DocumentParseThreads } from './parse-threads.js';
 import { DEFAULT_CLOCK_SKEW_MS, NoUsableValuesError, type SourceData } from './parse.js';
 import { describeReadError, type SourceReader } from './reader.js';
 import { describeUnknownKeys, NO_UNKNOWN_KEYS, sameUnknownKeys, type UnknownKeys } from './unknown-keys.js';
@@ -44,7 +46,8 @@ export interface SourceConfig {
 export type SourceLogger = Pick<Logger, 'debug' | 'info' | 'warn'>;
 
 export interface SourceMonitorOptions {
-  readerFor?: (config: SourceConfig) => SourceReader;
+  /** A source's reader; `parsing` is the monitor's parse threads, for a reader that parses documents. */
+  readerFor?: (config: SourceConfig, parsing: DocumentParseThreads) => SourceReader;
   /** Where state changes and background read failures are written. */
   logger?: SourceLogger;
   /** The item keys worth keeping (the catalogue's source keys); default: every item is kept. */
@@ -271,11 +274,11 @@ class MonitoredSource {
 
 const EMPTY: ReadonlyMap<string, SourceValue> = new Map();
 
-export function createReader(config: SourceConfig, clock: Clock = systemClock, wanted: ReadonlySet<string> | null = null): SourceReader {
+export function createReader(config: SourceConfig, clock: Clock = systemClock, wanted: ReadonlySet<string> | null = null, parsing?: DocumentParseThreads): SourceReader {
   const clockSkewMs = config.clock_skew_seconds === undefined ? undefined : config.clock_skew_seconds * 1000;
   const format = config.format;
-  if (config.type === 'file') return new FileSourceReader(config.path!, config.poll_seconds, clock, { timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_bytes, clockSkewMs, wanted, format });
-  const limits = { maxBytes: config.max_bytes, followRedirects: config.follow_redirects, allowInsecure: config.allow_insecure, clockSkewMs, wanted, format };
+  if (config.type === 'file') return new FileSourceReader(config.path!, config.poll_seconds, clock, { timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_bytes, clockSkewMs, wanted, format, parsing });
+  const limits = { maxBytes: config.max_bytes, followRedirects: config.follow_redirects, allowInsecure: config.allow_insecure, clockSkewMs, wanted, format, parsing };
   return new HttpSourceReader(config.url!, config.timeout_seconds * 1000, limits, clock);
 }
 
@@ -298,16 +301,21 @@ export class SourceMonitor {
   /** Screening's verdicts in the latest snapshot, so each new outlier is counted once. */
   private verdicts: ScreeningVerdicts = new Map();
   private stateTimer: NodeJS.Timeout | null = null;
+  /** Where the sources' documents are parsed: a thread per source at most, so no parse waits for another source's. */
+  private readonly parsing: DocumentParseThreads;
 
   constructor(
     configs: SourceConfig[],
     private readonly clock: Clock = systemClock,
     options: SourceMonitorOptions = {},
   ) {
-    const readerFor = options.readerFor ?? ((config: SourceConfig) => createReader(config, clock, options.wantedKeys ?? null));
+    const readerFor = options.readerFor ?? ((config: SourceConfig, parsing: DocumentParseThreads) => createReader(config, clock, options.wantedKeys ?? null, parsing));
     const logger = options.logger ?? SILENT;
     const references = options.references ?? null;
-    this.sources = configs.map((config) => new MonitoredSource(config, readerFor(config), clock, logger, () => this.listener(), () => this.noticeHealth(), references));
+    const documents = configs.filter((config) => config.type !== 'manual');
+    // One heap bound for all: the largest document any of them allows.
+    this.parsing = new DocumentParseThreads({ threads: documents.length, maxBytes: Math.max(0, ...documents.map((config) => config.max_bytes ?? DEFAULT_MAX_BYTES)) });
+    this.sources = configs.map((config) => new MonitoredSource(config, readerFor(config, this.parsing), clock, logger, () => this.listener(), () => this.noticeHealth(), references));
   }
 
   /** Called whenever a source's data or read error changed: what the engine resolves from. */
@@ -339,6 +347,7 @@ export class SourceMonitor {
     if (this.stateTimer) clearInterval(this.stateTimer);
     this.stateTimer = null;
     for (const source of this.sources) source.stop();
+    void this.parsing.close();
   }
 
   get names(): string[] {

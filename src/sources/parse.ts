@@ -3,7 +3,7 @@ import { jsonParser, type Token } from 'stream-json/core/parser.js';
 import type { SourceValue } from '../domain/rate.js';
 import { parseIsoDateTime } from '../domain/time.js';
 import type { DropReason } from './drops.js';
-import { NO_TIME, OtherItems, settle, settleNow, type PendingItem } from './settle.js';
+import { NO_TIME, OtherItems, settle, type PendingItem } from './settle.js';
 import { SourceFormatError, type SourceData, type TimeRules } from './source-data.js';
 
 // What every format's reader yields, defined beside the settling they share; named here too, where they were first.
@@ -23,10 +23,9 @@ const INVALID = Symbol('invalid');
  * The source format (docs/configuration.md#sources), read as a stream:
  * `{"updated_at": "<ISO>", "items": {"<source_key>": {"value": <number>, "updated_at": "<ISO>"} | <number>}}`.
  *
- * Text is fed in chunks as it arrives (`write`), tokenised by a streaming JSON
- * parser, and only the items are kept: the document is never held whole and
- * never turned into a tree, so a large one costs little memory and can be
- * read in slices between which the event loop runs. Numbers are kept as the
+ * Text is fed in chunks (`write`), tokenised by a streaming JSON parser, and
+ * only the items are kept: the document is never turned into a tree, so a
+ * large one costs little memory beyond its text. Numbers are kept as the
  * exact digits the source wrote. Keys may come in any order (`updated_at`
  * after `items` is fine), so times are settled in `finish`, against the
  * receive time. A repeated key takes its last value, as `JSON.parse` does.
@@ -69,14 +68,6 @@ export class SourceDocumentParser {
 
   /** The document's data once all of it was written, with every time settled against `rules`. */
   finish(rules: TimeRules): SourceData {
-    return settleNow(this.finishing(rules));
-  }
-
-  /**
-   * `finish` in steps: it pauses every few thousand items (a document can
-   * hold hundreds of thousands), so a caller can give the event loop a turn.
-   */
-  *finishing(rules: TimeRules): Generator<void, SourceData, void> {
     this.consume(() => this.tokenizer(none));
     if (this.at !== 'end') throw new SourceFormatError('invalid JSON: the document ends early');
     let documentTime: number | null = null;
@@ -85,7 +76,7 @@ export class SourceDocumentParser {
       if (documentTime === null) throw new SourceFormatError('updated_at is not an ISO 8601 timestamp with a zone');
     }
     if (this.items === undefined || this.items === INVALID) throw new SourceFormatError('items is missing or not an object');
-    return yield* settle(documentTime, this.items, this.others, rules);
+    return settle(documentTime, this.items, this.others, rules);
   }
 
   private consume(step: () => { values: Token[] } | typeof none): void {

@@ -1,13 +1,6 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { createDocumentParser, type FormatSpec } from './formats/index.js';
-import { SourceFormatError, type SourceData, type TimeRules } from './source-data.js';
+import { SourceFormatError } from './source-data.js';
 
 export { DEFAULT_MAX_BYTES } from './defaults.js';
-
-/** Text is handed to the parser in slices of at most this many characters. */
-const SLICE_CHARS = 64 * 1024;
-/** Parsing gives the event loop a turn whenever it has held it this long. */
-const TURN_MS = 8;
 
 /** A document past `max_bytes`: refused whole, however it was sent or compressed. */
 export class DocumentTooLargeError extends SourceFormatError {
@@ -20,44 +13,28 @@ export class DocumentTooLargeError extends SourceFormatError {
 }
 
 /**
- * Read a source document from its bytes as they arrive: decoded as UTF-8,
- * counted, and parsed as it goes, so neither the body nor a tree of it is
- * ever held whole. Past `maxBytes` decoded bytes it throws at once (the
- * caller's stream is then cancelled, so the sender is cut off there too).
- * The parse yields to the event loop every few milliseconds, so a large
- * document never stalls requests being served meanwhile. `rules` is asked
- * for the times once the last byte is in (the receive time). The document is
- * read in the source's `format` (default nerkh); with `wanted`, only those
- * items are kept (see createDocumentParser).
+ * A source document's bytes, gathered as they arrive and counted (each chunk
+ * must be memory of its own, never reused for the next): past
+ * `maxBytes` decoded bytes it throws at once (the caller's stream is then
+ * cancelled, so the sender is cut off there too). The bytes come back in an
+ * ArrayBuffer of their own, to be moved to a parse thread (parse-threads.ts)
+ * rather than copied; nothing of the document is parsed on the event loop.
  */
-export async function readDocument(chunks: AsyncIterable<Uint8Array>, limits: { maxBytes: number; wanted?: ReadonlySet<string> | null; format?: FormatSpec }, what: 'response' | 'file', rules: () => TimeRules): Promise<SourceData> {
-  const { maxBytes } = limits;
-  const decoder = new TextDecoder('utf-8');
-  const parser = createDocumentParser(limits.format, limits.wanted ?? null);
+export async function readBytes(chunks: AsyncIterable<Uint8Array>, maxBytes: number, what: 'response' | 'file'): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
   let bytes = 0;
-  let since = performance.now();
   for await (const chunk of chunks) {
     bytes += chunk.byteLength;
     if (bytes > maxBytes) throw new DocumentTooLargeError(maxBytes, what);
-    const text = decoder.decode(chunk, { stream: true });
-    for (let at = 0; at < text.length; at += SLICE_CHARS) {
-      parser.write(text.length <= SLICE_CHARS ? text : text.slice(at, at + SLICE_CHARS));
-      if (performance.now() - since >= TURN_MS) {
-        await nextTurn();
-        since = performance.now();
-      }
-    }
+    parts.push(chunk);
   }
-  parser.write(decoder.decode());
-  const steps = parser.finishing(rules());
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    if (performance.now() - since >= TURN_MS) {
-      await nextTurn();
-      since = performance.now();
-    }
+  const whole = new Uint8Array(bytes);
+  let at = 0;
+  for (const part of parts) {
+    whole.set(part, at);
+    at += part.byteLength;
   }
+  return whole;
 }
 
 /** 16777216 → "16 MiB"; 1500 → "1500 bytes". */

@@ -30,9 +30,6 @@ export class OtherItems {
   }
 }
 
-/** Items settled between two pauses of `settle`. */
-const SETTLE_STEP = 4096;
-
 /**
  * Settle a document's times and count what it dropped, the same for every
  * format: an undated value takes the document's time, else the fallback
@@ -40,10 +37,9 @@ const SETTLE_STEP = 4096;
  * it an item is dropped (as `ahead`), and a document time that far ahead
  * refuses the whole document. A document left without one usable value is
  * refused too. Works on the pending items in place (a second map of a large
- * document would double its cost), pausing every few thousand so a caller
- * can give the event loop a turn.
+ * document would double its cost).
  */
-export function* settle(documentTime: number | null, pending: Map<string, PendingItem>, others: OtherItems, rules: TimeRules): Generator<void, SourceData, void> {
+export function settle(documentTime: number | null, pending: Map<string, PendingItem>, others: OtherItems, rules: TimeRules): SourceData {
   const skewMs = rules.skewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const latest = rules.now + skewMs;
   if (documentTime !== null && documentTime > latest) throw new SourceFormatError(`updated_at is ${aheadText(documentTime - rules.now)} ahead of the clock (more than ${skewMs / 1000} s allowed)`);
@@ -53,9 +49,7 @@ export function* settle(documentTime: number | null, pending: Map<string, Pendin
   const drops = new DropTally();
   const droppedKeys = new Map<string, DropReason>();
   let newest = -Infinity;
-  let count = 0;
   for (const [sourceKey, value] of pending) {
-    if (++count % SETTLE_STEP === 0) yield;
     const reason: DropReason | null = typeof value === 'string' ? value : (Number.isNaN(value.updatedAt) ? defaultTime : value.updatedAt) > latest ? 'ahead' : null;
     if (reason !== null) {
       drops.add(reason, sourceKey);
@@ -94,14 +88,6 @@ export function* settle(documentTime: number | null, pending: Map<string, Pendin
     dropReasons: drops.result(),
     droppedKeys,
   };
-}
-
-/** Run `settle` to its end in one go (a small document, or a caller with no event loop to share). */
-export function settleNow(steps: Generator<void, SourceData, void>): SourceData {
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
 }
 
 function aheadText(ms: number): string {

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { ResourceLimits, TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { WorkerFailedError } from './errors.js';
 
@@ -7,6 +8,22 @@ const FAILING_REFUSE_MS = 10_000;
 
 /** Threads per pool: one core is left to the event loop, at least one thread. */
 export const POOL_THREADS = Math.max(1, availableParallelism() - 1);
+
+/** What a pool may differ in: at most how many threads, and each thread's memory limits. */
+export interface ThreadPoolOptions {
+  /** Default POOL_THREADS. */
+  maxThreads?: number;
+  /** Per thread; a thread past them ends, failing its task (ERR_WORKER_OUT_OF_MEMORY), and another is started. */
+  resourceLimits?: ResourceLimits;
+  /** Added to each thread's nice value (Linux), so its work yields the cores to the event loop; default 0. */
+  niceIncrement?: number;
+}
+
+/** What one task may carry: a signal that stops it (ending the thread it runs on), and buffers moved rather than copied. */
+export interface TaskOptions {
+  signal?: AbortSignal;
+  transferList?: TransferListItem[];
+}
 
 /**
  * A piscina pool of worker threads, started on the first task (a process that
@@ -21,7 +38,10 @@ export class ThreadPool {
   /** Tasks running now. */
   running = 0;
 
-  constructor(private readonly filename: string) {}
+  constructor(
+    private readonly filename: string,
+    private readonly options: ThreadPoolOptions = {},
+  ) {}
 
   /** Errors of threads outside any task (a thread that could not start), the first one kept. */
   readonly outsideTasks = { count: 0, first: null as Error | null };
@@ -29,11 +49,13 @@ export class ThreadPool {
   private failingSince: number | null = null;
 
   warm(): void {
-    this.pool ??= this.start({ minThreads: POOL_THREADS, maxThreads: POOL_THREADS });
+    const threads = this.options.maxThreads ?? POOL_THREADS;
+    this.pool ??= this.start({ minThreads: threads, maxThreads: threads });
   }
 
-  async run(task: unknown): Promise<unknown> {
-    this.pool ??= this.start({ minThreads: 0, maxThreads: POOL_THREADS, idleTimeout: 60_000 });
+  /** `task` on a thread; any failure (the task's own error, its thread's end, its signal) is thrown as WorkerFailedError, whose `cause` says which. */
+  async run(task: unknown, options: TaskOptions = {}): Promise<unknown> {
+    this.pool ??= this.start({ minThreads: 0, maxThreads: this.options.maxThreads ?? POOL_THREADS, idleTimeout: 60_000 });
     // Threads failing as they start and none running: the task would wait for a thread that never comes.
     // Only for a while after such a failure, so one passing failure does not refuse every later task.
     if (this.failingSince !== null && Date.now() - this.failingSince < FAILING_REFUSE_MS && this.pool.threads.length === 0) {
@@ -41,7 +63,7 @@ export class ThreadPool {
     }
     this.running++;
     try {
-      const result = await this.pool.run(task);
+      const result = await this.pool.run(task, options);
       this.failingSince = null;
       return result;
     } catch (error) {
@@ -58,7 +80,7 @@ export class ThreadPool {
    * WorkerFailedError (503) while no thread can run them.
    */
   private start(sizes: { minThreads: number; maxThreads: number; idleTimeout?: number }): Piscina {
-    const pool = new Piscina({ filename: this.filename, ...sizes });
+    const pool = new Piscina({ filename: this.filename, ...sizes, resourceLimits: this.options.resourceLimits, niceIncrement: this.options.niceIncrement ?? 0 });
     pool.on('error', (error: Error) => {
       this.failingSince = Date.now();
       if (this.outsideTasks.count++ === 0) {

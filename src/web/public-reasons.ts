@@ -54,6 +54,9 @@ const RULES: Rule[] = [
   [/^TLS\b/, () => ({ fa: 'خطا در اتصال امن (TLS) به منبع', en: 'TLS error' })],
   [/^not a regular file\b/, () => ({ fa: 'مسیر منبع یک فایل عادی نیست', en: 'not a regular file' })],
   [/^file read (timed out|stuck)\b/, () => ({ fa: 'مهلت خواندن فایل تمام شد', en: 'file read timed out' })],
+  [/^parse took longer than\b/, () => ({ fa: 'مهلت پردازش سند تمام شد', en: 'document took too long to parse' })],
+  [/^parse needed more than\b/, () => ({ fa: 'پردازش سند حافظهٔ بیش از حد می‌خواست', en: 'document needed too much memory to parse' })],
+  [/^(parse thread failed|no parse thread started)\b/, () => ({ fa: 'خطای داخلی در پردازش سند', en: 'internal error parsing the document' })],
 ];
 
 const INVALID_DOCUMENT: PublicReason = { fa: 'سند نامعتبر', en: 'invalid document' };

@@ -13,7 +13,6 @@ import { loadConfig } from '../../src/config.js';
 import { createDocumentParser } from '../../src/sources/formats/index.js';
 import type { SourceConfig } from '../../src/sources/monitor.js';
 import { parseSourceDocument } from '../../src/sources/parse.js';
-import { settleNow } from '../../src/sources/settle.js';
 import { ROOT } from '../e2e/helpers.js';
 import { tempDir } from '../support/env.js';
 import { anchors, codeBlocks, links } from './markdown.js';
@@ -181,7 +180,7 @@ describe('the documents', () => {
         assert.ok(lastSource && lastSource.source.format?.kind !== 'nerkh', `the feed example at ${block.file}:${block.line} follows no config of its format`);
         const parser = createDocumentParser(lastSource.source.format, lastSource.wanted);
         parser.write(block.text);
-        const data = settleNow(parser.finishing({ fallbackTime: Date.now(), now: Date.now() }));
+        const data = parser.finish({ fallbackTime: Date.now(), now: Date.now() });
         assert.deepEqual(data.dropReasons, [], `the feed example at ${block.file}:${block.line} drops items`);
         assert.ok(data.items.size > 0);
         feeds++;

@@ -278,17 +278,19 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
   const rate = (engine: RatesEngine, key: string) => engine.current().rates.get(key)!.rate;
 
   it('on its own clock, fails over when a value outlives its max age though no file changed', async () => {
-    const almostOld = new Date(Date.now() - 500).toISOString();
-    const { engine } = await startEngine(
+    const { engine, paths } = await startEngine(
       ['a', 'b'],
       (p) => {
-        writeSource(p.a!, { [USD]: { value: 1001, updated_at: almostOld } });
+        writeSource(p.a!, { [USD]: 1000 });
         writeSource(p.b!, { [USD]: 2002 });
       },
       {},
       2,
       (configs) => (configs[1]!.max_age_seconds = 300),
     );
+    // Stamped once the parse threads run (their start, a second or two on a busy machine, would eat the max age).
+    writeSource(paths.a!, { [USD]: { value: 1001, updated_at: new Date(Date.now() - 500).toISOString() } });
+    await eventually(() => rate(engine, 'usd_free').value === '1001', 4000);
     assert.equal(rate(engine, 'usd_free').source, 'a');
     // a's value passes its 2 s max age about 1.5 s from now; only the engine's tick can notice.
     await eventually(() => rate(engine, 'usd_free').source === 'b', 4000);

@@ -38,6 +38,11 @@ describe('publicReasons', () => {
     [new NoUsableValuesError(3).message, 'no usable values (3 dropped)'],
     ['2 values dropped (1 stamped ahead of the clock)', '2 values dropped, 1 stamped ahead of the clock'],
     ['invalid JSON: Parser cannot parse input: unexpected characters', 'invalid document'],
+    ['invalid XML: External entities are not supported', 'invalid document'],
+    ['parse took longer than 5 s (timeout_seconds)', 'document took too long to parse'],
+    ['parse needed more than 192 MB of memory', 'document needed too much memory to parse'],
+    ['parse thread failed: worker exited with code: 1', 'internal error parsing the document'],
+    ['no parse thread started within 30 s', 'internal error parsing the document'],
   ];
   for (const [error, kind] of cases) {
     it(`"${error}" → "${kind}"`, () => {

@@ -6,7 +6,6 @@ import { compileFormat, type FormatFields } from '../../src/sources/formats/comp
 import { createDocumentParser } from '../../src/sources/formats/index.js';
 import { NoUsableValuesError, SourceFormatError, type SourceData } from '../../src/sources/source-data.js';
 import { ecbDaysXml } from '../fault/format-fixtures.js';
-import { settleNow } from '../../src/sources/settle.js';
 
 const tehran = new ZoneTime('Asia/Tehran');
 const NOW = Date.parse('2026-11-25T10:00:00Z');
@@ -16,7 +15,7 @@ const FALLBACK = Date.parse('2026-11-25T09:00:00Z');
 function read(fields: FormatFields, text: string, wanted: ReadonlySet<string> | null = null): SourceData {
   const parser = createDocumentParser(compileFormat(fields, tehran), wanted);
   for (let at = 0; at < text.length; at += 7) parser.write(text.slice(at, at + 7));
-  return settleNow(parser.finishing({ fallbackTime: FALLBACK, now: NOW }));
+  return parser.finish({ fallbackTime: FALLBACK, now: NOW });
 }
 
 const values = (data: SourceData) => Object.fromEntries([...data.items].map(([key, value]) => [key, value.raw]));

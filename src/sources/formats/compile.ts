@@ -49,6 +49,7 @@ export function compileFormat(fields: FormatFields, zone: ZoneTime): FormatSpec 
   return {
     kind: 'mapping',
     items: entries.map(([sourceKey, item]) => mappingItem(sourceKey, item)),
+    updatedAtPathText: fields.updated_at_path ?? null,
     updatedAtPath: fields.updated_at_path === undefined ? null : compilePath(fields.updated_at_path, 'updated_at_path'),
     zone,
   };
@@ -61,7 +62,7 @@ export function formatSourceKeys(fields: FormatFields): string[] {
 
 function mappingItem(sourceKey: string, item: MappingItemField): MappingItem {
   const at = `items.${sourceKey}`;
-  if (typeof item === 'string') return { sourceKey, pathText: item, path: compilePath(item, at), timePath: null, scale: null };
+  if (typeof item === 'string') return { sourceKey, pathText: item, path: compilePath(item, at), timePathText: null, timePath: null, scale: null };
   if (item.scale !== undefined && (!SCALE.test(item.scale) || /^0+(\.0+)?$/.test(item.scale))) {
     throw new FormatConfigError(`${at}.scale`, `${JSON.stringify(item.scale)} is not a decimal above zero (write it as text: "10" turns toman into rial)`);
   }
@@ -69,6 +70,7 @@ function mappingItem(sourceKey: string, item: MappingItemField): MappingItem {
     sourceKey,
     pathText: item.path,
     path: compilePath(item.path, `${at}.path`),
+    timePathText: item.time_path ?? null,
     timePath: item.time_path === undefined ? null : compilePath(item.time_path, `${at}.time_path`),
     scale: item.scale ?? null,
   };

@@ -29,25 +29,26 @@ export class CsvParser implements DocumentParser {
     this.whole.write(text);
   }
 
-  *finishing(rules: TimeRules): Generator<void, SourceData, void> {
-    const rows = this.rows(this.whole.text());
-    yield;
+  finish(rules: TimeRules): SourceData {
     const pending = new Map<string, PendingItem>();
     const others = new OtherItems();
-    rows.forEach((fields, index) => {
-      if (index === 0 && this.isHeader(fields)) return;
+    let index = 0;
+    // Each row is read as csv-parse yields it and none is kept, so a million rows cost no more than their text.
+    this.eachRow(this.whole.text(), (fields) => {
+      if (index++ === 0 && this.isHeader(fields)) return;
       const key = fields[0] ?? '';
       const item = this.readRow(fields);
       if (key === '') others.drops.add('bad_row');
       else if (this.wanted === null || this.wanted.has(key)) pending.set(key, item);
       else others.add(key, item);
     });
-    return yield* settle(null, pending, others, rules);
+    return settle(null, pending, others, rules);
   }
 
-  private rows(text: string): string[][] {
+  private eachRow(text: string, take: (fields: string[]) => void): void {
     try {
-      return parse(text, { bom: true, trim: true, skip_empty_lines: true, comment: '#', comment_no_infix: true, relax_column_count: true }) as string[][];
+      // A row taken here returns nothing, so csv-parse collects none of them.
+      parse(text, { bom: true, trim: true, skip_empty_lines: true, comment: '#', comment_no_infix: true, relax_column_count: true, on_record: (fields: string[]) => void take(fields) });
     } catch (error) {
       // csv-parse's message may quote the document; its code and line are enough to find the fault.
       if (error instanceof CsvError) throw new SourceFormatError(`invalid CSV (${error.code}${typeof error.lines === 'number' ? `, line ${error.lines}` : ''})`);

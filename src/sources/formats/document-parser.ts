@@ -1,13 +1,14 @@
 import { SourceFormatError, type SourceData, type TimeRules } from '../source-data.js';
 
 /**
- * What every format's reader is to the file and http sources: text fed in
- * as it arrives, then the data once the last byte is in. `finishing` may
- * pause (yield) so a large document never holds the event loop for long.
+ * What every format's reader is to the parse threads (parse-worker.ts): text
+ * fed in slices, then the data once the last slice is in. It runs in a
+ * thread, never on the event loop, so it need not pause however long it
+ * takes; the thread's deadline and heap bound it.
  */
 export interface DocumentParser {
   write(text: string): void;
-  finishing(rules: TimeRules): Generator<void, SourceData, void>;
+  finish(rules: TimeRules): SourceData;
 }
 
 /**

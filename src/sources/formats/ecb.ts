@@ -64,7 +64,7 @@ export class EcbParser implements DocumentParser {
     this.whole.write(text);
   }
 
-  *finishing(rules: TimeRules): Generator<void, SourceData, void> {
+  finish(rules: TimeRules): SourceData {
     const text = this.whole.text();
     const valid = XMLValidator.validate(text);
     // The validator's message may quote the document; only where it broke is kept.
@@ -78,7 +78,7 @@ export class EcbParser implements DocumentParser {
     }
     const pending = new Map<string, PendingItem>();
     for (const item of this.spec.items) pending.set(item.sourceKey, readItem(item, rates));
-    return yield* settle(day.time, pending, new OtherItems(), rules);
+    return settle(day.time, pending, new OtherItems(), rules);
   }
 }
 

@@ -34,7 +34,7 @@ export class MappingParser implements DocumentParser {
     this.whole.write(text);
   }
 
-  *finishing(rules: TimeRules): Generator<void, SourceData, void> {
+  finish(rules: TimeRules): SourceData {
     const text = this.whole.text();
     let tree: unknown;
     try {
@@ -42,13 +42,11 @@ export class MappingParser implements DocumentParser {
     } catch (error) {
       throw invalidJson(error);
     }
-    // A large document took a while to parse: let requests waiting meanwhile through.
-    yield;
     const exact = new ExactNumbers(text);
     const documentTime = this.spec.updatedAtPath === null ? null : this.documentTime(this.spec.updatedAtPath, tree);
     const pending = new Map<string, PendingItem>();
     for (const item of this.spec.items) pending.set(item.sourceKey, this.readItem(item, tree, exact));
-    return yield* settle(documentTime, pending, new OtherItems(), rules);
+    return settle(documentTime, pending, new OtherItems(), rules);
   }
 
   private readItem(item: MappingItem, tree: unknown, exact: ExactNumbers): PendingItem {

@@ -16,6 +16,8 @@ export interface MappingItem {
   /** The JSONPath as written (for messages), and compiled. */
   pathText: string;
   path: JSONPathQuery;
+  /** The item's own time path as written, and compiled; null: the item takes the document's time. */
+  timePathText: string | null;
   timePath: JSONPathQuery | null;
   /** Decimal text the value is multiplied by, exactly; null: as written. */
   scale: string | null;
@@ -25,6 +27,8 @@ export interface MappingItem {
 export interface MappingSpec {
   kind: 'mapping';
   items: readonly MappingItem[];
+  /** The document's time path as written, and compiled. */
+  updatedAtPathText: string | null;
   updatedAtPath: JSONPathQuery | null;
   /** The configured zone: a time written without one is a wall-clock time there. */
   zone: ZoneTime;
