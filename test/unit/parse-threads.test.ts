@@ -62,7 +62,8 @@ describe('document parse threads', () => {
     } finally {
       clearInterval(ticker);
     }
-    assert.ok(longestGap < 1000, `the event loop stood still for ${Math.round(longestGap)} ms during the parse`);
+    // On the event loop itself this document would hold it for many seconds (exponential in its length); a busy machine may pause it for a moment.
+    assert.ok(longestGap < 5000, `the event loop stood still for ${Math.round(longestGap)} ms during the parse`);
     assert.deepEqual(values(await parse(on, CATASTROPHIC, matching)), { intl_fx_eurusd: '1.0823' });
   });
 
