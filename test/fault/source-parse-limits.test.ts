@@ -38,8 +38,10 @@ interface Rate {
   source: string | null;
 }
 
-/** A /healthz that takes longer than this means the event loop was held: an idle server answers in milliseconds. */
-/** Far below what the hostile documents would hold the loop for if parsed on it (seconds each), far above a busy machine's pauses. */
+/**
+ * A /healthz that takes longer than this means the event loop was held: far below what the hostile
+ * documents would hold it for if parsed on it (seconds each), far above a busy machine's pauses.
+ */
 const HELD_MS = 5000;
 
 describe('fault: hostile documents parsed in worker threads by a real nerkh serve', () => {
