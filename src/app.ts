@@ -94,6 +94,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     state.closing = true;
   });
   app.addHook('onClose', async () => historyAnswers.close());
+  // The refusals folded in the running second are written, not lost with the process.
+  app.addHook('onClose', async () => state.refusals.flush());
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   const keyed = installPipeline(app, pipeline);
   app.decorate('keyedRoutes', keyed.keyedRoutes);

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
-import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, freePort, startServer, type ServerProcess } from '../e2e/access-helpers.js';
+import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, startServer, type ServerProcess } from '../e2e/access-helpers.js';
 
 const CHILD = fileURLToPath(new URL('./stream-gc-child.ts', import.meta.url));
 const run = promisify(execFile);
@@ -57,7 +57,7 @@ describe('@nerkh/client stream after a garbage collection', { timeout: 90_000 },
     await (await Store.open({ databaseUrl: null, dataDir })).close();
     await cliOk(env, ['accounts', 'add', 'watcher', '--plan', 'live']);
     key = (await cliJson<{ key: string }>(env, ['keys', 'issue', 'watcher'])).key;
-    server = await startServer(env, await freePort());
+    server = await startServer(env, 0);
     ticker = setInterval(writeValues, 300);
   });
   after(() => {

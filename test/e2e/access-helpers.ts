@@ -48,7 +48,11 @@ export interface ServerProcess {
   kill(): void;
 }
 
-/** Start `nerkh serve`; resolves once it prints its listening line. */
+/**
+ * Start `nerkh serve`; resolves once it prints its listening line. Port 0 lets the system choose
+ * (read back from that line), so files side by side never race for one; a test that restarts a
+ * server where its clients point gives the port it had.
+ */
 export function startServer(env: NodeJS.ProcessEnv, port: number, timeoutMs = HANG_MS): Promise<ServerProcess> {
   // Shedding only past 10 s of lag, as helpers.ts's cleanEnv says why, unless the test sets it.
   const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { NERKH_SHED_AFTER_LAG_MS: '10000', ...env, NERKH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -87,7 +91,7 @@ export function startServer(env: NodeJS.ProcessEnv, port: number, timeoutMs = HA
     },
   };
   return new Promise((resolveStart, reject) => {
-    const listening = new RegExp(`nerkh listening on http://127\\.0\\.0\\.1:${port}\\b`);
+    const listening = new RegExp(`nerkh listening on http://127\\.0\\.0\\.1:(${port === 0 ? '\\d+' : port})\\b`);
     const fail = (why: string) => {
       clearInterval(poll);
       clearTimeout(timer);
@@ -96,7 +100,9 @@ export function startServer(env: NodeJS.ProcessEnv, port: number, timeoutMs = HA
     };
     const timer = setTimeout(() => fail(`did not report listening within ${timeoutMs} ms`), timeoutMs);
     const poll = setInterval(() => {
-      if (listening.test(stdout)) {
+      const heard = listening.exec(stdout);
+      if (heard) {
+        server.base = `http://127.0.0.1:${heard[1]}`;
         clearInterval(poll);
         clearTimeout(timer);
         resolveStart(server);

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
-import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, cliOkEach, filesContaining, freePort, startServer, type ServerProcess } from './access-helpers.js';
+import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, cliOkEach, filesContaining, startServer, type ServerProcess } from './access-helpers.js';
 
 interface Answer {
   status: number;
@@ -131,7 +131,7 @@ describe('no key in the log, the usage error log, the metrics or the store (a re
     await cliOkEach(env, accounts.map(([username, plan]) => ['accounts', 'add', username, '--plan', plan]));
     await cliOk(env, ['accounts', 'set', 'shop', '--origins', 'https://shop.example']);
     for (const [username] of accounts) keys[username] = (await cliJson<{ key: string }>(env, ['keys', 'issue', username])).key;
-    server = await startServer(env, await freePort());
+    server = await startServer(env, 0);
   });
 
   after(() => {

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
+import { ManualClock } from '../../src/domain/clock.js';
 import { RefusedRequestLog } from '../../src/http/refused-log.js';
 import { eventually } from '../support/env.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -100,5 +101,26 @@ describe('refused requests in the request log', () => {
       assert.ok(mine().length <= 4 * seconds, `${mine().length} lines for ${refused} refusals in ${seconds} s`);
       assert.ok(mine().every((line) => line.reqId !== undefined || line.key_id === null));
     });
+  });
+
+  it('writes the folded refusals of the running second when the app closes, not only when the second is over', async () => {
+    const lines: Line[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const text of chunk.toString().split('\n')) if (text) lines.push(JSON.parse(text) as Line);
+        done();
+      },
+    });
+    // The time stands at the start of a second: its fold is due only a second later, after the close.
+    const clock = new ManualClock(Math.ceil(Date.now() / 1000) * 1000);
+    const harness = await startHarness({ runtime: { logger: pino({ level: 'info' }, sink), clock } });
+    const { key, id } = await harness.keyFor('closing', 'enterprise', { overrides: { requests_per_minute: 1 } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': key } })).statusCode);
+    await harness.close();
+    const refused = statuses.filter((status) => status === 429).length;
+    const accounted = lines.filter((line) => line.status === 429 && (line.reqId !== undefined || line.key_id === id)).reduce((sum, line) => sum + (line.reqId !== undefined ? 1 : Number(line.refused)), 0);
+    assert.equal(refused, 19, JSON.stringify(statuses));
+    assert.equal(accounted, refused, 'every refusal is in the log once the app has closed');
   });
 });
