@@ -109,11 +109,6 @@ export class HistoryAnswers {
     return { threads: this.pool.threads, rendering: this.pool.running };
   }
 
-  /** Start the worker threads now, where answers are rendered in them (a serving process). */
-  warm(): void {
-    if (this.reader.location !== null) this.pool.warm();
-  }
-
   async answer(question: HistoryQuestion): Promise<HistoryAnswer> {
     const { reference, interval, from, to, toman, now } = question;
     const generatedAt = this.time.format(now);

@@ -206,11 +206,6 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
     keyHint,
     // The past is there for queries once the recorder has loaded it (and folded in what it recorded meanwhile).
     startBackground: async () => {
-      // Listening now: a serving process's history threads start beside the first requests, not inside one.
-      if (role !== 'ingest') {
-        store.warmWorkers();
-        app.historyAnswers.warm();
-      }
       const summary = await past.listening();
       await ingest?.recorder?.load();
       return summary;

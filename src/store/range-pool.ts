@@ -30,11 +30,6 @@ export class RangeReadPool {
     return this.run(task) as Promise<Candle | null>;
   }
 
-  /** Start every thread now and keep them (a serving process, so no read waits for a thread to start). */
-  warm(): void {
-    this.pool.warm();
-  }
-
   /** `task` on a worker: a store error is thrown as such, a worker's own failure as WorkerFailedError. */
   private async run(task: RangeTask | LastTask): Promise<unknown> {
     const result = await this.pool.run(task);

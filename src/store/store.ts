@@ -89,11 +89,6 @@ export class Store {
   }
 
   /** Close the connection; `dropSchema` removes a PostgreSQL schema made for one test run. */
-  /** Start the range-read threads now (a serving process), so the first `?at=` or range read does not wait for one. */
-  warmWorkers(): void {
-    this.rangePool?.warm();
-  }
-
   async close(options: { dropSchema?: boolean } = {}): Promise<void> {
     if (options.dropSchema && this.schema && this.dialect === 'postgres') {
       await sql.raw(`drop schema if exists ${this.schema} cascade`).execute(this.connection.db);

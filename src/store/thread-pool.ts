@@ -26,12 +26,12 @@ export interface TaskOptions {
 }
 
 /**
- * A piscina pool of worker threads, started on the first task (a process that
- * never asks starts no thread; idle threads end after a minute) or all at once
- * by `warm` (a serving process, so no answer waits for a thread to start and
- * load its modules: a second or more on a busy 2-core machine). A worker that
- * dies fails its task with WorkerFailedError, not as the work's own error, and
- * piscina starts another for the next.
+ * A piscina pool of worker threads, started on the first task and kept while
+ * tasks come (idle threads end after a minute): a process that never asks
+ * starts no thread, and pays neither a thread's start (about 150 ms of CPU)
+ * nor its memory (some 10 MB each). A worker that dies fails its task with
+ * WorkerFailedError, not as the work's own error, and piscina starts another
+ * for the next.
  */
 export class ThreadPool {
   private pool: Piscina | null = null;
@@ -47,11 +47,6 @@ export class ThreadPool {
   readonly outsideTasks = { count: 0, first: null as Error | null };
   /** When the latest such error came, unless a task has succeeded since (a thread started after all). */
   private failingSince: number | null = null;
-
-  warm(): void {
-    const threads = this.options.maxThreads ?? POOL_THREADS;
-    this.pool ??= this.start({ minThreads: threads, maxThreads: threads });
-  }
 
   /** `task` on a thread; any failure (the task's own error, its thread's end, its signal) is thrown as WorkerFailedError, whose `cause` says which. */
   async run(task: unknown, options: TaskOptions = {}): Promise<unknown> {

@@ -19,7 +19,8 @@ describe('ThreadPool', () => {
     const pool = new ThreadPool(broken);
     try {
       // Unheard, piscina's 'error' event for a thread failing outside a task ends the process.
-      pool.warm();
+      // The first task starts the pool; it waits for a thread that never comes until the pool closes.
+      const first = pool.run(1).catch((error: unknown) => error);
       await eventually(() => pool.outsideTasks.count > 0, 10_000);
       assert.match(pool.outsideTasks.first!.message, /this thread cannot start/);
       await eventually(() => warnings.length > 0, 2000);
@@ -27,6 +28,8 @@ describe('ThreadPool', () => {
       // A task is refused at once rather than left waiting for a thread that never starts.
       await eventually(() => pool.threads.length === 0, 10_000);
       await assert.rejects(pool.run(1), WorkerFailedError);
+      await pool.close();
+      assert.ok((await first) instanceof WorkerFailedError);
     } finally {
       process.off('warning', onWarning);
       await pool.close();
