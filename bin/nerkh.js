@@ -6,11 +6,12 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+// dist/bundle/ is the compiled service bundled into a few files (scripts/bundle.js says why).
+const compiled = fileURLToPath(new URL('../dist/bundle/main.js', import.meta.url));
 if (!existsSync(compiled)) {
   console.error('nerkh: dist/ is missing; run `npm ci` (or `npm run build`) first.');
   process.exit(1);
 }
-// The service first makes process.nextTick hot, before anything else queues ticks (dist/settle-next-tick.js says why).
-if (process.argv[2] === 'serve') await (await import(new URL('../dist/settle-next-tick.js', import.meta.url).href)).settleNextTick();
+// The service first makes process.nextTick hot, before anything else queues ticks (src/settle-next-tick.ts says why).
+if (process.argv[2] === 'serve') await (await import(new URL('../dist/bundle/settle-next-tick.js', import.meta.url).href)).settleNextTick();
 await import(pathToFileURL(compiled).href);

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -171,7 +171,8 @@ export const DEFAULT_MINUTE_DAYS = 90;
 /** The event-loop lag past which requests are shed, unless NERKH_SHED_AFTER_LAG_MS says otherwise. */
 export const DEFAULT_SHED_AFTER_LAG_MS = 250;
 
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The installation's folder (data/, bin/): the nearest one above this module holding a package.json, from src/, dist/ or dist/bundle/ alike. */
+export const PACKAGE_ROOT = packageRoot(dirname(fileURLToPath(import.meta.url)));
 export const BUNDLED_CATALOGUE = resolve(PACKAGE_ROOT, 'data', 'catalogue');
 export const DEMO_SOURCE_NAMES = ['demo-alpha', 'demo-beta', 'demo-gamma'] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -399,4 +400,11 @@ function envChoice(env: NodeJS.ProcessEnv, name: string, fallback: string, choic
   if (raw === undefined || raw === '') return fallback;
   if (!choices.includes(raw)) throw new ConfigError(`environment: ${name}: expected one of ${choices.join(', ')}, got "${raw}"`);
   return raw;
+}
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return resolve(from, '..');
+  }
 }

@@ -1,6 +1,5 @@
-import { isAbsolute, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AppConfig } from '../config.js';
+import { isAbsolute, join, relative } from 'node:path';
+import { PACKAGE_ROOT, type AppConfig } from '../config.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -42,7 +41,7 @@ export function keyHintLines(config: AppConfig, hint: KeyHint | null): string[] 
  * else by its full path. Never `npx`, which spends seconds finding the package.
  */
 export function nerkhCommand(cwd = process.cwd()): string {
-  const bin = fileURLToPath(new URL('../../bin/nerkh.js', import.meta.url));
+  const bin = join(PACKAGE_ROOT, 'bin', 'nerkh.js');
   const fromHere = relative(cwd, bin);
   const path = fromHere.startsWith('..') || isAbsolute(fromHere) ? bin : fromHere;
   return `node ${/^[\w./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`}`;

@@ -12,7 +12,7 @@ import { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/env.js';
 
 const BIN = fileURLToPath(new URL('../../bin/nerkh.js', import.meta.url));
-const COMPILED = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const COMPILED = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const DAY_MS = 86_400_000;
 
 interface Result {

@@ -33,7 +33,7 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
 
 /** Fail early with a useful message when `dist/` (which bin/nerkh.js imports) is missing. */
 export function assertBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
+  if (!existsSync(join(ROOT, 'dist', 'bundle', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
 }
 
 /** A TCP port free right now on 127.0.0.1: listen on port 0, read it, close. */
