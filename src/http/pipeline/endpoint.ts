@@ -4,15 +4,18 @@ import type { AccountAccess, KeyAccess } from '../../access/directory.js';
 import type { Service } from '../../domain/plan.js';
 import type { Encoding } from '../../render/compression.js';
 import type { StampedBody } from '../../render/detail.js';
+import type { PreparedBody } from '../../render/fixed-body.js';
 import type { Exchange } from './exchange.js';
 import type { ParamSpecs, PathParamSpec, QueryParams, Values } from './params.js';
 
-/** A body prepared ahead of time (per snapshot), stamped with the time once a second: detail, catalogue. */
+/** A body prepared ahead of time (per snapshot): stamped with the time once a second (detail, catalogue), or fixed (the compatibility routes). */
 export interface PreparedAnswer {
-  body: StampedBody;
+  body: PreparedBody;
   etag: string;
   /** Follows the time in the body's head and changes only with it. */
   stampExtra?: string;
+  /** Headers prepared with the body, as a flat name, value list (the compatibility routes' x-nerkh-* lists); sent with a 304 too. */
+  headers?: readonly string[];
 }
 
 /** A body built for this request (history, a past moment, status, usage, the webservice feed). */
