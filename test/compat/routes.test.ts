@@ -3,16 +3,20 @@
  * real file source and store on an injected clock: each answers in its peer's
  * shape with exact values in the peer's unit (half tomans, thousands of toman
  * with decimals, integers past 2^53), a narrow plan sees only its items, a
- * bad or missing key gets 401 in Nerkh's envelope, and ETag/304 works.
+ * bad or missing key gets 401 in Nerkh's envelope, ETag/304 works,
+ * ohlcSearch reads Jalali and unix bounds alike within the plan's window,
+ * usage agrees with /v1/usage, and no key is ever logged.
  */
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { ManualClock } from '../../src/domain/clock.js';
-import { BrsapiMarketResponse, ErrorSchema, NavasanLatestResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
-import { writeRaw } from '../support/env.js';
-import { eventually } from '../support/env.js';
+import type { StoredCandle } from '../../src/store/history.js';
+import { BrsapiMarketResponse, ErrorSchema, NavasanLatestResponse, NavasanOhlcResponse, NavasanUsageResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
+import { eventually, writeRaw } from '../support/env.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 /** 2026-11-28 12:59:03 UTC: 16:29:03 in Tehran, 1405/09/07. */
@@ -46,6 +50,9 @@ describe('compatibility routes (navasan, BrsApi)', () => {
   let base: string;
   let key: string;
   let narrow: string;
+  let shallow: string;
+  /** The log, as the server writes it at level info. */
+  let log = '';
 
   const get = async (path: string, headers: Record<string, string> = {}): Promise<Answer> => {
     const response = await fetch(base + path, { headers });
@@ -53,10 +60,24 @@ describe('compatibility routes (navasan, BrsApi)', () => {
   };
 
   before(async () => {
-    harness = await startHarness({ withoutBands: true, runtime: { clock } });
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        log += chunk.toString();
+        done();
+      },
+    });
+    harness = await startHarness({ withoutBands: true, runtime: { clock, logger: pino({ level: 'info' }, sink) } });
     for (const source of harness.config.sources) writeRaw(source.path!, SOURCE);
     key = (await harness.keyFor('shop', 'enterprise')).key;
     narrow = (await harness.keyFor('kiosk', 'pro', { references: ['usd_free', 'coin_emami'], overrides: { refresh_interval_seconds: 0 } })).key;
+    shallow = (await harness.keyFor('pocket', 'pro', { overrides: { history_days: 3 } })).key;
+    // Five days of daily candles of usd_free, 1405/09/01 to 1405/09/05, in rial with digits a float would lose.
+    const rows: StoredCandle[] = [];
+    for (let day = 0; day < 5; day++) {
+      const start = Date.parse('2026-11-21T20:30:00Z') + day * 86_400_000;
+      rows.push({ grain: 'day', reference: 'usd_free', candle: { start, open: `${1234565 + day * 10}`, high: `123456789012345678${day}1`, low: `1234500.5`, close: `${1234567 + day}`, points: 10, source: 'alpha', closeAt: start + 86_000_000 } });
+    }
+    await harness.store.history.write(rows);
     base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     // The source is read: the half toman is served.
     await eventually(async () => (await get(`/compat/navasan/latest/?api_key=${key}&item=usd`)).text.includes('123456.5'), 5000);
@@ -197,6 +218,83 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       const missing = await get('/compat/brsapi/Api/Market/Gold_Currency.php');
       assert.equal(missing.status, 401);
       assert.equal((JSON.parse(missing.text) as Record<string, unknown>).error, 'API_KEY_MISSING');
+    });
+  });
+
+  describe('navasan /ohlcSearch/', () => {
+    const candles = async (query: string, apiKey = key) => {
+      const answer = await get(`/compat/navasan/ohlcSearch/?api_key=${apiKey}&${query}`);
+      assert.equal(answer.status, 200, answer.text);
+      assertMatches(NavasanOhlcResponse, JSON.parse(answer.text));
+      return answer;
+    };
+
+    it('answers daily candles in navasan\'s shape, exact strings in toman, for Jalali bounds', async () => {
+      const answer = await candles('item=usd&start=1405-09-02&end=1405-09-04');
+      assert.deepEqual(JSON.parse(answer.text), [
+        { timestamp: Date.parse('2026-11-22T20:30:00Z') / 1000, date: '1405-09-02', open: '123457.5', high: '1234567890123456781.1', low: '123450.05', close: '123456.8' },
+        { timestamp: Date.parse('2026-11-23T20:30:00Z') / 1000, date: '1405-09-03', open: '123458.5', high: '1234567890123456782.1', low: '123450.05', close: '123456.9' },
+        { timestamp: Date.parse('2026-11-24T20:30:00Z') / 1000, date: '1405-09-04', open: '123459.5', high: '1234567890123456783.1', low: '123450.05', close: '123457' },
+      ]);
+    });
+
+    it('reads unix seconds, Persian digits and Jalali dates with slashes as the same days', async () => {
+      const jalali = (await candles('item=usd&start=1405-09-02&end=1405-09-04')).text;
+      const unix = `start=${Date.parse('2026-11-22T20:30:00Z') / 1000}&end=${Date.parse('2026-11-24T21:00:00Z') / 1000}`;
+      assert.equal((await candles(`item=usd&${unix}`)).text, jalali);
+      assert.equal((await candles(`item=usd&start=${encodeURIComponent('۱۴۰۵-۰۹-۰۲')}&end=1405/09/04`)).text, jalali);
+    });
+
+    it('applies the plan\'s history window, and refuses unknown and out-of-plan items in the envelope', async () => {
+      const refused = await get(`/compat/navasan/ohlcSearch?api_key=${shallow}&item=usd&start=1405-09-01&end=1405-09-05`);
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal((JSON.parse(refused.text) as Record<string, unknown>).error, 'HISTORY_WINDOW_EXCEEDED');
+      assert.deepEqual(JSON.parse((await candles('item=usd&start=1405-09-05&end=1405-09-05', shallow)).text).length, 1);
+      const unknown = await get(`/compat/navasan/ohlcSearch/?api_key=${key}&item=nonsense&start=1405-09-01&end=1405-09-05`);
+      assert.equal(unknown.status, 404);
+      const denied = await get(`/compat/navasan/ohlcSearch/?api_key=${narrow}&item=18ayar&start=1405-09-01&end=1405-09-05`);
+      assert.equal((JSON.parse(denied.text) as Record<string, unknown>).error, 'REFERENCE_NOT_IN_PLAN');
+      const bad = await get(`/compat/navasan/ohlcSearch/?api_key=${key}&item=usd&start=yesterday&end=1405-09-05`);
+      assert.equal(bad.status, 400);
+      assert.match(String((JSON.parse(bad.text) as Record<string, unknown>).message), /"start"/);
+    });
+
+    it('answers If-None-Match with 304', async () => {
+      const first = await candles('item=usd&start=1405-09-01&end=1405-09-05');
+      const again = await get(`/compat/navasan/ohlcSearch/?api_key=${key}&item=usd&start=1405-09-01&end=1405-09-05`, { 'if-none-match': first.headers.get('etag')! });
+      assert.equal(again.status, 304);
+    });
+  });
+
+  describe('navasan /usage/', () => {
+    it('counts this month, day and hour as /v1/usage counts them', async () => {
+      const account = (await harness.keyFor('counted', 'pro')).key;
+      for (let i = 0; i < 7; i++) assert.equal((await get(`/compat/navasan/latest/?api_key=${account}&item=usd`)).status, 200);
+      assert.equal((await get(`/compat/navasan/latest/?api_key=${account}&item=usd&bogus=1`)).status, 400);
+      const usage = async () => {
+        const answer = await get(`/compat/navasan/usage/?api_key=${account}`);
+        assert.equal(answer.status, 200, answer.text);
+        const body = JSON.parse(answer.text) as { monthly_usage: number; daily_usage: number; hourly_usage: number };
+        assertMatches(NavasanUsageResponse, body);
+        return body;
+      };
+      // Asked together, both answers come from one read of the store (usage-reports.ts): they must say the same.
+      const [counts, reportAnswer] = await Promise.all([usage(), get('/v1/usage?days=31', { 'x-api-key': account })]);
+      const report = JSON.parse(reportAnswer.text) as { daily: { date: string; requests: number }[] };
+      const today = report.daily.find((day) => day.date === '2026-11-28')!.requests;
+      const month = report.daily.filter((day) => day.date.startsWith('2026-11')).reduce((sum, day) => sum + day.requests, 0);
+      assert.deepEqual(counts, { monthly_usage: month, daily_usage: today, hourly_usage: today });
+      assert.equal(today, 8, 'every request so far, the refused one too');
+    });
+  });
+
+  describe('the log', () => {
+    it('never holds a key, in either peer\'s parameter, good or bad', async () => {
+      // The log lines of the requests above are written when each finishes.
+      await eventually(() => log.includes('/compat/brsapi/Market/Gold_Currency.php'), 3000);
+      assert.ok(log.includes('/compat/navasan/latest/?api_key=[redacted]'), 'the requests are logged');
+      for (const secret of [key, narrow, shallow, 'nrk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'api_key=wrong']) assert.ok(!log.includes(secret), `${secret} in the log`);
+      assert.ok(!/key=nrk_/.test(log));
     });
   });
 });

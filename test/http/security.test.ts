@@ -22,6 +22,7 @@ const PATHS: Record<string, (username: string) => string> = {
   // The peers' own spellings (no trailing slash, no `Api/`) are the variants' paths: the route is the same.
   '/compat/navasan/latest/': () => '/compat/navasan/latest?item=usd,sekkeh',
   '/compat/navasan/ohlcSearch/': () => '/compat/navasan/ohlcSearch?item=usd&start=1405-01-01&end=1405-01-10',
+  '/compat/navasan/usage/': () => '/compat/navasan/usage',
   '/compat/brsapi/Api/Market/Gold_Currency.php': () => '/compat/brsapi/Api/Market/Gold_Currency.php',
 };
 
