@@ -5,8 +5,8 @@
  * path lets it route like any other; the route reads the URL as received
  * (`originalUrl`) and refuses it after admission.
  */
-export function routableUrl(url: string): string {
-  if (url.startsWith('/compat/')) url = compatSpelling(url);
+export function routableUrl(url: string, spellings: ReadonlyMap<string, string> = NO_SPELLINGS): string {
+  if (spellings.size > 0) url = routedSpelling(url, spellings);
   const percent = url.indexOf('%');
   if (percent === -1) return url;
   let end = url.indexOf('?');
@@ -21,24 +21,20 @@ export function routableUrl(url: string): string {
   }
 }
 
-/**
- * The compatibility routes answer their peer's other spellings too: navasan's
- * paths without the trailing slash, BrsApi's without `Api/`. Each is routed
- * as the route's own path (only the path is changed; the log and the usage
- * error log keep the address as received).
- */
-const COMPAT_SPELLINGS = new Map([
-  ['/compat/navasan/latest', '/compat/navasan/latest/'],
-  ['/compat/navasan/ohlcSearch', '/compat/navasan/ohlcSearch/'],
-  ['/compat/navasan/usage', '/compat/navasan/usage/'],
-  ['/compat/brsapi/Market/Gold_Currency.php', '/compat/brsapi/Api/Market/Gold_Currency.php'],
-]);
 
-function compatSpelling(url: string): string {
+const NO_SPELLINGS: ReadonlyMap<string, string> = new Map();
+
+/**
+ * Other spellings of a route's path (a peer's own: navasan's trailing slash,
+ * BrsApi's path without `Api/`, see the descriptors' `spellings`) are routed
+ * as the route's path; only the path changes, and the log and the usage
+ * error log keep the address as received.
+ */
+function routedSpelling(url: string, spellings: ReadonlyMap<string, string>): string {
   const question = url.indexOf('?');
   const path = question === -1 ? url : url.slice(0, question);
-  const canonical = COMPAT_SPELLINGS.get(path.includes('%') ? decodedOrSame(path) : path);
-  return canonical === undefined ? url : canonical + (question === -1 ? '' : url.slice(question));
+  const route = spellings.get(path.includes('%') ? decodedOrSame(path) : path);
+  return route === undefined ? url : route + (question === -1 ? '' : url.slice(question));
 }
 
 function decodedOrSame(path: string): string {

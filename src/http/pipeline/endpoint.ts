@@ -69,6 +69,8 @@ interface EndpointBase<S extends ParamSpecs> {
   keyParam?: string;
   /** Answered on node:http before Fastify routes it when its URL is plain (see raw.ts). */
   raw?: boolean;
+  /** Other paths answered as this one (a peer's own spellings: navasan's trailing slash): the raw path matches them, Fastify routes them here (url.ts). Only for a path without a segment. */
+  spellings?: readonly string[];
   /** A request whose query names `param` is answered by `endpoint` instead (the same path, its own service and parameters). */
   instead?: { param: string; endpoint: KeyedEndpoint };
   doc: EndpointDoc;
@@ -97,6 +99,7 @@ export type KeyedEndpoint = PreparedEndpoint | RenderedEndpoint | StreamEndpoint
 export function keyedEndpoint<S extends ParamSpecs>(endpoint: PreparedEndpoint<S> | RenderedEndpoint<S> | StreamEndpoint<S>): KeyedEndpoint {
   if (endpoint.instead && endpoint.instead.endpoint.path !== endpoint.path) throw new Error(`${endpoint.path}: an answer instead must share its path`);
   if (endpoint.pathParam && segmentOf(endpoint.path) === null) throw new Error(`${endpoint.path}: a path parameter needs one :segment`);
+  if (endpoint.spellings?.length && segmentOf(endpoint.path) !== null) throw new Error(`${endpoint.path}: only a path without a segment may have other spellings`);
   // Every descriptor gets the same fields in the same order: the pipeline's property reads then see one shape, not one per endpoint.
   const answers = endpoint as { prepare?: unknown; render?: unknown; open?: unknown };
   return {
@@ -106,6 +109,7 @@ export function keyedEndpoint<S extends ParamSpecs>(endpoint: PreparedEndpoint<S
     pathParam: endpoint.pathParam,
     keyParam: endpoint.keyParam,
     raw: endpoint.raw ?? false,
+    spellings: endpoint.spellings ?? [],
     instead: endpoint.instead,
     doc: endpoint.doc,
     segment: segmentOf(endpoint.path),

@@ -14,6 +14,7 @@ import { peerKeyParam } from './key-param.js';
 export function brsapiGoldCurrencyEndpoint(deps: Pick<AppDeps, 'snapshots'>, market: BrsapiMarket): KeyedEndpoint {
   return keyedEndpoint({
     path: '/compat/brsapi/Api/Market/Gold_Currency.php',
+    spellings: ['/compat/brsapi/Market/Gold_Currency.php'],
     service: 'detail',
     raw: true,
     keyParam: 'key',

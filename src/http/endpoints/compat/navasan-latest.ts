@@ -18,12 +18,13 @@ const query = queryParams({
 });
 
 /**
- * `GET /compat/navasan/latest/` (also without the trailing slash): navasan's
+ * `GET /compat/navasan/latest` (also with navasan's trailing slash): navasan's
  * latest prices, from answers prepared per snapshot (service `detail`).
  */
 export function navasanLatestEndpoint(deps: Pick<AppDeps, 'snapshots'>, latest: NavasanLatest): KeyedEndpoint {
   return keyedEndpoint({
-    path: '/compat/navasan/latest/',
+    path: '/compat/navasan/latest',
+    spellings: ['/compat/navasan/latest/'],
     service: 'detail',
     raw: true,
     keyParam: 'api_key',
@@ -33,7 +34,7 @@ export function navasanLatestEndpoint(deps: Pick<AppDeps, 'snapshots'>, latest: 
       summary: 'navasan drop-in: latest prices of items',
       description:
         'navasan\'s `/latest/` shape: one property per item, `value` an exact decimal string in navasan\'s unit (toman; thousands of toman for coins and melted gold), `change` since the previous close in the same unit. ' +
-        'Items unknown, outside your plan or without a value are left out and named in `x-nerkh-unknown-items`, `x-nerkh-denied-items`, `x-nerkh-unavailable-items`; stale items are served and named in `x-nerkh-stale-items`. Also answered without the trailing slash.',
+        'Items unknown, outside your plan or without a value are left out and named in `x-nerkh-unknown-items`, `x-nerkh-denied-items`, `x-nerkh-unavailable-items`; stale items are served and named in `x-nerkh-stale-items`. Also answered with the trailing slash navasan\'s clients send.',
       ok: NavasanLatestResponse,
       conditional: true,
       errors: [400, 401, 403, 429],

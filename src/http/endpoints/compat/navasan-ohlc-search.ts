@@ -28,13 +28,14 @@ const query = queryParams({
 });
 
 /**
- * `GET /compat/navasan/ohlcSearch/` (also without the trailing slash):
+ * `GET /compat/navasan/ohlcSearch` (also with navasan's trailing slash):
  * navasan's daily candles of one item (service `history`; the plan's history
  * window applies as for history).
  */
 export function navasanOhlcSearchEndpoint(deps: Pick<AppDeps, 'history' | 'time'>, latest: NavasanLatest): KeyedEndpoint {
   return keyedEndpoint({
-    path: '/compat/navasan/ohlcSearch/',
+    path: '/compat/navasan/ohlcSearch',
+    spellings: ['/compat/navasan/ohlcSearch/'],
     service: 'history',
     keyParam: 'api_key',
     query,
@@ -42,7 +43,7 @@ export function navasanOhlcSearchEndpoint(deps: Pick<AppDeps, 'history' | 'time'
       ...COMPAT_DOC,
       summary: 'navasan drop-in: daily candles of one item',
       description:
-        'navasan\'s `/ohlcSearch/` shape: daily candles, oldest first, `open`, `high`, `low`, `close` exact decimal strings in the item\'s navasan unit, `date` the Jalali date of the day. Days with no value served are absent. Also answered without the trailing slash.',
+        'navasan\'s `/ohlcSearch/` shape: daily candles, oldest first, `open`, `high`, `low`, `close` exact decimal strings in the item\'s navasan unit, `date` the Jalali date of the day. Days with no value served are absent. Also answered with the trailing slash navasan\'s clients send.',
       ok: NavasanOhlcResponse,
       conditional: true,
       errors: [400, 401, 403, 404, 429, 503],
