@@ -136,7 +136,7 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       assert.ok(['usd', 'usd_sell', 'sekkeh', 'abshodeh', '18ayar', 'usdt', 'ons', 'usd_btc'].every((item) => item in every));
     });
 
-    it('answers If-None-Match with 304, and gzip when asked', async () => {
+    it('answers If-None-Match with 304', async () => {
       const path = `/compat/navasan/latest/?api_key=${key}`;
       const first = await get(path);
       const etag = first.headers.get('etag')!;
@@ -144,8 +144,7 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       assert.match(first.headers.get('cache-control')!, /^private, max-age=\d+$/);
       const again = await get(path, { 'if-none-match': etag });
       assert.equal(again.status, 304);
-      assert.equal(again.text, '');
-    });
+      assert.equal(again.text, '');    });
 
     it('refuses a missing or bad key with 401 in the envelope, and a bad item list with 400', async () => {
       for (const [path, code] of [
@@ -210,11 +209,14 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       assert.match(answer.headers.get('x-nerkh-denied-items')!, /(^|,)IR_GOLD_18K(,|$)/);
     });
 
-    it('ETag/304, and 401 in the envelope without a key', async () => {
+    it('ETag/304, gzip, and 401 in the envelope without a key', async () => {
       const path = `/compat/brsapi/Api/Market/Gold_Currency.php?key=${key}`;
       const first = await get(path);
       const again = await get(path, { 'if-none-match': first.headers.get('etag')! });
       assert.equal(again.status, 304);
+      const gzipped = await get(path, { 'accept-encoding': 'gzip' });
+      assert.equal(gzipped.headers.get('content-encoding'), 'gzip', 'a body over 1 KB goes out compressed when asked');
+      assert.equal(gzipped.text, first.text, 'the same body, decompressed');
       const missing = await get('/compat/brsapi/Api/Market/Gold_Currency.php');
       assert.equal(missing.status, 401);
       assert.equal((JSON.parse(missing.text) as Record<string, unknown>).error, 'API_KEY_MISSING');
@@ -285,6 +287,22 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       const month = report.daily.filter((day) => day.date.startsWith('2026-11')).reduce((sum, day) => sum + day.requests, 0);
       assert.deepEqual(counts, { monthly_usage: month, daily_usage: today, hourly_usage: today });
       assert.equal(today, 8, 'every request so far, the refused one too');
+    });
+  });
+
+  describe('stale values', () => {
+    it('are served, and named in x-nerkh-stale-items', async () => {
+      // Past the sources' max age (300 s): every value turns stale at the engine's next tick.
+      clock.advance(400_000);
+      const answer = await eventually(async () => {
+        const seen = await get(`/compat/navasan/latest/?api_key=${key}&item=usd,sekkeh`);
+        return seen.headers.get('x-nerkh-stale-items') === null ? null : seen;
+      }, 5000);
+      assert.ok(answer);
+      assert.equal(answer.headers.get('x-nerkh-stale-items'), 'usd,sekkeh');
+      assert.deepEqual(Object.keys(JSON.parse(answer.text) as object), ['usd', 'sekkeh']);
+      const market = await get(`/compat/brsapi/Api/Market/Gold_Currency.php?key=${narrow}`);
+      assert.equal(market.headers.get('x-nerkh-stale-items'), 'IR_COIN_EMAMI,USD');
     });
   });
 
