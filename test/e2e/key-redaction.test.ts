@@ -9,8 +9,9 @@
  * provoked on every keyed path: success, 400, 401, 403, 404, 405 and both
  * 429s, on the raw detail path, the Fastify routes, history, `?at=`, the
  * stream, usage, the drop-in routes (`?api_key=`, `?key=`) and the pages.
- * Then the key must appear nowhere: not in the process's output (its log), not in any account's usage error log (as
- * `/v1/usage` shows it), not in `/metrics`, not in any file of the store.
+ * Then the key must appear nowhere: not in the process's output (its log),
+ * not in any account's usage error log (as `/v1/usage` shows it), not in
+ * `/metrics`, not in any file of the store.
  * The same process runs with NERKH_METRICS_TOKEN and NERKH_FRAME_ANCESTORS
  * set, so the environment's way to /metrics and to the pages' policy is
  * held here too (and the metrics token is a secret the log must not hold).
