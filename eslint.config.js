@@ -8,10 +8,10 @@ import tseslint from 'typescript-eslint';
 const LAYERS = [
   { files: ['src/runtime/**'], forbidden: ['cli', 'server'] },
   { files: ['src/roles/**'], forbidden: ['cli', 'server', 'runtime'] },
-  { files: ['src/domain/**'], forbidden: ['catalogue', 'sources', 'store', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server', 'config', 'config-checks'] },
-  { files: ['src/catalogue/**', 'src/sources/**', 'src/store/**'], forbidden: ['access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server'] },
-  { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/history/**', 'src/webhooks/**'], forbidden: ['render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'] },
-  { files: ['src/render/**', 'src/web/**', 'src/stream/**'], forbidden: ['http', 'cli', 'roles', 'app', 'runtime', 'server'] },
+  { files: ['src/domain/**'], forbidden: ['compat', 'catalogue', 'sources', 'store', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server', 'config', 'config-checks'] },
+  { files: ['src/catalogue/**', 'src/sources/**', 'src/store/**'], forbidden: ['compat', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server'] },
+  { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/history/**', 'src/webhooks/**'], forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'] },
+  { files: ['src/render/**', 'src/web/**', 'src/stream/**', 'src/compat/**'], forbidden: ['http', 'cli', 'roles', 'app', 'runtime', 'server'] },
   { files: ['src/http/**'], forbidden: ['cli', 'roles', 'app', 'runtime', 'server'] },
 ];
 

@@ -47,6 +47,10 @@ const BEFORE_TWINS: Record<string, string> = {
   'before: webservice feed, gzip asked': 'webservice feed, gzip',
 };
 const DETAIL_KEYS = ['usd_free', 'eur_free', 'coin_emami', 'gold_18k', 'gold_ounce', 'coin_bahar', 'coin_half', 'coin_quarter', 'gold_mithqal', 'usdt_irr'];
+/** The same ten references by their navasan names (data/compat/navasan.json), for navasan's /latest/ against detail. */
+const NAVASAN_ITEMS = ['usd', 'eur', 'sekkeh', '18ayar', 'ons', 'bahar', 'nim', 'rob', 'mesghal', 'usdt'];
+/** `BENCH_COMPAT_ONLY=1` loads only the baselines, detail and navasan's /latest/ (the drop-in route's figure, in fewer minutes). */
+const COMPAT_ONLY = process.env.BENCH_COMPAT_ONLY === '1';
 
 interface Target {
   name: string;
@@ -134,8 +138,17 @@ async function main() {
       { name: 'catalogue, gzip', url: `${base}/v1/rates`, headers: gzip, pid: serverPid },
       { name: 'webservice feed', url: `${base}/webservice/bench`, headers: auth, pid: serverPid },
       { name: 'webservice feed, gzip', url: `${base}/webservice/bench`, headers: gzip, pid: serverPid },
+      // As navasan's clients call it: the trailing slash, the key in ?api_key=, no headers.
+      { name: NAVASAN_LATEST, url: `${base}/compat/navasan/latest/?api_key=${key}&item=${NAVASAN_ITEMS.join(',')}`, headers: {}, pid: serverPid },
     ];
-    const targets = BEFORE_ONLY ? allTargets.filter((t) => t.name.startsWith('baseline') || t.name === DETAIL || Object.values(BEFORE_TWINS).includes(t.name)) : allTargets;
+    const navasanSample = await fetch(allTargets.at(-1)!.url);
+    const navasanItems = Object.keys((await navasanSample.json()) as object);
+    if (navasanSample.status !== 200 || navasanItems.length !== NAVASAN_ITEMS.length) throw new Error(`navasan /latest/ answered ${navasanSample.status} with ${navasanItems.join(',')}`);
+    const targets = BEFORE_ONLY
+      ? allTargets.filter((t) => t.name.startsWith('baseline') || t.name === DETAIL || Object.values(BEFORE_TWINS).includes(t.name))
+      : COMPAT_ONLY
+        ? allTargets.filter((t) => t.name.startsWith('baseline') || t.name === DETAIL || t.name === NAVASAN_LATEST)
+        : allTargets;
     for (const target of targets.filter((t) => t.headers['accept-encoding'])) {
       const encoding = (await fetch(target.url, { headers: target.headers })).headers.get('content-encoding');
       if (encoding !== 'gzip') throw new Error(`${target.name}: answered with content-encoding ${encoding}, not gzip`);
@@ -153,7 +166,7 @@ async function main() {
       );
     }
     const redisPrefix = `nerkh-bench:${randomBytes(4).toString('hex')}:`;
-    if (REDIS_URL && !BEFORE_ONLY) {
+    if (REDIS_URL && !BEFORE_ONLY && !COMPAT_ONLY) {
       // The same service on Redis: shared limiter, bus, node registry; its own port, the same accounts.
       const redisEnv = { ...env, NERKH_PORT: String(await freePort()), NERKH_REDIS_URL: REDIS_URL, NERKH_REDIS_PREFIX: redisPrefix };
       const redisServer = await startServer(redisEnv, children);
@@ -199,6 +212,7 @@ const BASELINE_FLAT = 'baseline (b) node:http, same headers';
 const BASELINE_IN_PROCESS = 'baseline (c) = (b) inside nerkh';
 const DETAIL = 'detail, 10 keys';
 const DETAIL_REDIS = 'detail, 10 keys, on Redis';
+const NAVASAN_LATEST = 'navasan /latest/, 10 items';
 
 function report(
   results: Map<string, Measurement[]>,
@@ -247,6 +261,8 @@ function report(
   console.log(`the same bare handler inside the nerkh process against its own process (c vs b): ${processShare.toFixed(3)}; detail against that handler in the same process (detail vs c): ${endpointShare.toFixed(3)}`);
   const redis = results.has(DETAIL_REDIS) ? ratio(DETAIL_REDIS, DETAIL) : null;
   if (redis !== null) console.log(`detail on Redis against the embedded process, same rounds: ${redis.toFixed(3)} (target ≥ 0.7)`);
+  const navasan = results.has(NAVASAN_LATEST) ? ratio(NAVASAN_LATEST, DETAIL) : null;
+  if (navasan !== null) console.log(`navasan /latest/ for ten items against detail for the same ten references, same rounds: ${navasan.toFixed(3)} (target ≥ 0.9: ${navasan >= 0.9 ? 'met' : 'NOT met'})`);
   console.log(`server RSS with ${accounts} accounts and keys: ${rss.idle.toFixed(1)} MB idle, ${rss.after.toFixed(1)} MB after the runs, ${rss.peak.toFixed(1)} MB peak; cold start to ready: ${readyMs} ms`);
   const detail = rows.find((row) => row.target === DETAIL)!;
   const verdict = detail.vs_b >= 0.9 && detail.non_2xx === 0 && detail.p99_ms <= 5 && rss.after <= 150 && readyMs <= 1500 && (redis === null || redis >= 0.7);
@@ -265,6 +281,7 @@ function report(
         connections: CONNECTIONS,
         rows,
         redis_vs_embedded: redis,
+        navasan_latest_vs_detail: navasan,
         in_process_baseline_vs_b: processShare,
         detail_vs_in_process_baseline: endpointShare,
         rss_mb: { idle: Number(rss.idle.toFixed(1)), after_runs: Number(rss.after.toFixed(1)), peak: Number(rss.peak.toFixed(1)) },

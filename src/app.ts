@@ -47,6 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const historyAnswers = new HistoryAnswers(deps.history, deps.time);
   const endpoints = keyedEndpoints(deps, streams, status, historyAnswers);
   const rawPath = createRawPath(pipeline, endpoints);
+  const spellings = new Map(endpoints.flatMap((endpoint) => (endpoint.spellings ?? []).map((spelling) => [spelling, endpoint.path] as const)));
   const app = Fastify({
     // The endpoints marked raw (detail, catalogue, webservice feed) are answered before Fastify's routing when they can be (see pipeline/raw.ts).
     serverFactory: (handler) => {
@@ -77,7 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),
     requestIdHeader: false,
-    rewriteUrl: (request) => routableUrl(request.url!),
+    rewriteUrl: (request) => routableUrl(request.url!, spellings),
     // No parameter may be cut short by the router: an overlong keys segment is the route's to refuse, after admission.
     routerOptions: { maxParamLength: MAX_HEADER_BYTES, ignoreDuplicateSlashes: false },
     forceCloseConnections: 'idle',

@@ -7,7 +7,8 @@
  * starts at the first `?` or `#`. Redaction reads an address the same way and
  * goes further: it replaces the value of any parameter whose name, decoded
  * and stripped of punctuation and case, says "apikey" (`API_KEY`, `api-key`,
- * `x-api-key`: a client may send these though the server never reads them),
+ * `x-api-key`: a client may send these though the server never reads them)
+ * or is `key` (BrsApi's compatibility route reads it),
  * and any path segment, parameter name or value that, decoded, holds a key's
  * prefix. Since every key starts with `nrk_`, no key survives in any
  * spelling, wherever in the address it was put.
@@ -16,10 +17,10 @@
 export const REDACTED = '[redacted]';
 
 /**
- * Cheap test first: text with none of these holds neither a key nor a key-named parameter.
- * "api" alone would not do: every log line names its host, and hosts are often called `api-1`.
+ * Cheap test first: text with none of these holds neither a key nor a key-named parameter
+ * (`api_key`, `key`). "api" alone would not do: every log line names its host, and hosts are often called `api-1`.
  */
-const SUSPECT = /%|nrk|api[^a-z0-9]*key/i;
+const SUSPECT = /%|nrk|key/i;
 const KEY_PREFIX = /nrk_/i;
 const PERCENT = /%([0-9A-Fa-f]{2})/g;
 const PATH_SEGMENT = /[^/]+/g;
@@ -82,12 +83,12 @@ function holdsKey(raw: string): boolean {
   return KEY_PREFIX.test(decodeLoosely(raw));
 }
 
-/** A parameter name that says "API key" in any case, spelling or encoding. */
+/** A parameter name that says "API key" in any case, spelling or encoding, or is `key` itself (BrsApi's compatibility route takes it there). */
 function namesKey(raw: string): boolean {
-  return decodeLoosely(raw)
+  const name = decodeLoosely(raw)
     .toLowerCase()
-    .replace(/[^a-z0-9]/g, '')
-    .includes('apikey');
+    .replace(/[^a-z0-9]/g, '');
+  return name === 'key' || name.includes('apikey');
 }
 
 /**

@@ -64,7 +64,7 @@ export function operationIdOf(method: string, path: string): string {
     .split('/')
     .filter((part) => part && part !== 'v1')
     .map((part) => (part.startsWith('{') ? `By_${part.slice(1, -1)}` : part));
-  return method + words.map((word) => word.split(/[_-]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')).join('');
+  return method + words.map((word) => word.split(/[_.-]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')).join('');
 }
 
 export function finishDocument<T extends object>(document: T, servers: { url: string; description: string }[]): T {

@@ -453,3 +453,64 @@ export const JewelleryResponse = Type.Object(
 );
 
 SHARED_SCHEMAS.push(ConvertResponse, JewelleryResponse);
+
+/** An exact decimal as a string in a peer's unit (navasan writes its values as strings). */
+const PeerDecimal = (description: string) => Type.String({ pattern: '^-?\\d+(?:\\.\\d+)?$', description });
+
+export const NavasanItemSchema = Type.Object(
+  {
+    value: PeerDecimal("The price in navasan's unit (toman; thousands of toman for coins and melted gold; dollars for world prices), exact"),
+    change: Type.Union([Type.Number(), Type.Null()], { description: 'Change since the previous close, in the same unit, exact; null when not known' }),
+    timestamp: Type.Integer({ description: 'Unix seconds of the value\'s update' }),
+    date: Type.String({ description: 'Jalali date and Tehran time of the update, YYYY-MM-DD HH:MM:SS', examples: ['1405-09-07 16:29:03'] }),
+  },
+  { $id: 'NavasanItem', additionalProperties: false },
+);
+
+export const NavasanLatestResponse = Type.Object({}, { $id: 'NavasanLatestResponse', additionalProperties: Type.Ref(NavasanItemSchema), description: 'One property per navasan item served' });
+
+export const NavasanCandleSchema = Type.Object(
+  {
+    timestamp: Type.Integer({ description: 'Unix seconds of the day\'s start (local midnight)' }),
+    date: Type.String({ description: 'Jalali date of the day, YYYY-MM-DD', examples: ['1405-09-07'] }),
+    open: PeerDecimal('Exact, in the item\'s unit'),
+    high: PeerDecimal('Exact, in the item\'s unit'),
+    low: PeerDecimal('Exact, in the item\'s unit'),
+    close: PeerDecimal('Exact, in the item\'s unit'),
+  },
+  { $id: 'NavasanCandle', additionalProperties: false },
+);
+
+export const NavasanOhlcResponse = Type.Array(Type.Ref(NavasanCandleSchema), { $id: 'NavasanOhlcResponse', description: 'Daily candles, oldest first' });
+
+export const NavasanUsageResponse = Type.Object(
+  {
+    monthly_usage: Type.Integer({ description: 'Requests of your account this calendar month, in the service\'s zone' }),
+    daily_usage: Type.Integer({ description: 'Requests of your account today (the day /v1/usage counts under)' }),
+    hourly_usage: Type.Integer({ description: 'Requests of your account this hour' }),
+  },
+  { $id: 'NavasanUsageResponse', additionalProperties: false },
+);
+
+export const BrsapiItemSchema = Type.Object(
+  {
+    date: Type.String({ description: 'Jalali date of the update, YYYY/MM/DD', examples: ['1405/09/07'] }),
+    time: Type.String({ description: 'Tehran time of the update, HH:MM', examples: ['16:29'] }),
+    time_unix: Type.Integer({ description: 'Unix seconds of the update' }),
+    symbol: Type.String(),
+    name_en: Type.String(),
+    name: Type.String(),
+    price: Type.Number({ description: 'Exact, written from the decimal (never through a float): toman, or dollars' }),
+    change_value: Type.Union([Type.Number(), Type.Null()], { description: 'Change since the previous close in the same unit, exact; null when not known' }),
+    change_percent: Type.Union([Type.Number(), Type.Null()], { description: 'Change in percent of the previous close, two decimals; null when not known' }),
+    unit: Type.Union([Type.Literal('تومان'), Type.Literal('دلار')]),
+  },
+  { $id: 'BrsapiItem', additionalProperties: false },
+);
+
+export const BrsapiMarketResponse = Type.Object(
+  { gold: Type.Array(Type.Ref(BrsapiItemSchema)), currency: Type.Array(Type.Ref(BrsapiItemSchema)), cryptocurrency: Type.Array(Type.Ref(BrsapiItemSchema)) },
+  { $id: 'BrsapiMarketResponse', additionalProperties: false },
+);
+
+SHARED_SCHEMAS.push(NavasanItemSchema, NavasanLatestResponse, NavasanCandleSchema, NavasanOhlcResponse, NavasanUsageResponse, BrsapiItemSchema, BrsapiMarketResponse);

@@ -241,6 +241,18 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('webhook_log_fold').on('webhook_log').columns(['endpoint_id', 'outcome', 'minute']).unique().execute();
       },
     },
+    '010_usage_hourly': {
+      async up(db: Kysely<unknown>) {
+        // Requests per account and hour in the zone (navasan's hourly_usage); rows older than two days are pruned.
+        await db.schema
+          .createTable('usage_hourly')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('hour', 'text', (c) => c.notNull())
+          .addColumn('requests', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('usage_hourly_pk', ['account_id', 'hour'])
+          .execute();
+      },
+    },
   };
 }
 

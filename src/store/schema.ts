@@ -42,6 +42,17 @@ export interface UsageDailyTable {
 }
 
 /**
+ * Requests of an account per hour in the zone (`2026-11-28T16`), all keys and
+ * services together, failed ones included: what navasan's `hourly_usage`
+ * reports. Kept two days.
+ */
+export interface UsageHourlyTable {
+  account_id: string;
+  hour: string;
+  requests: number;
+}
+
+/**
  * One entry of an account's error log: every failure of one error code on one
  * service within one minute, folded into one row (unique on account, service,
  * error and minute). `count` says how many; key, time, path and status are the
@@ -180,6 +191,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   store_revision: StoreRevisionTable;
   usage_daily: UsageDailyTable;
+  usage_hourly: UsageHourlyTable;
   usage_errors: UsageErrorsTable;
   usage_batches: UsageBatchesTable;
   history_minute: HistoryCandlesTable;

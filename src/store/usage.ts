@@ -1,9 +1,12 @@
 import { detached } from '../domain/cache-size.js';
 import { sql, type Kysely } from 'kysely';
-import type { Database, UsageDailyTable, UsageErrorsTable } from './schema.js';
+import type { UsageHourlyTable, Database, UsageDailyTable, UsageErrorsTable } from './schema.js';
 
 /** One row of daily counts: per account, key, day and service. */
 export type UsageCount = UsageDailyTable;
+export type UsageHour = UsageHourlyTable;
+/** Hourly counts are kept this long: today's hour and yesterday's are all they answer. */
+export const HOURLY_KEEP_MS = 2 * 86_400_000;
 
 /** One entry of an account's error log; its minute is that of `at`. */
 export type UsageErrorEntry = Omit<UsageErrorsTable, 'id' | 'minute'>;
@@ -48,8 +51,8 @@ export class UsageRepository {
    * failed ambiguously (the connection dropped around the commit) can be sent
    * again safely. Returns false when that batch had already landed.
    */
-  async record(counts: UsageCount[], errors: UsageErrorEntry[], batchId?: string, now = Date.now()): Promise<boolean> {
-    if (counts.length === 0 && errors.length === 0) return true;
+  async record(counts: UsageCount[], errors: UsageErrorEntry[], batchId?: string, now = Date.now(), hours: UsageHour[] = []): Promise<boolean> {
+    if (counts.length === 0 && errors.length === 0 && hours.length === 0) return true;
     return this.db.transaction().execute(async (trx) => {
       if (batchId !== undefined) {
         const inserted = await trx.insertInto('usage_batches').values({ id: batchId, applied_at: now }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
@@ -65,6 +68,13 @@ export class UsageRepository {
               errors: sql`usage_daily.errors + excluded.errors`,
             }),
           )
+          .execute();
+      }
+      for (let i = 0; i < hours.length; i += 200) {
+        await trx
+          .insertInto('usage_hourly')
+          .values(hours.slice(i, i + 200))
+          .onConflict((oc) => oc.columns(['account_id', 'hour']).doUpdateSet({ requests: sql`usage_hourly.requests + excluded.requests` }))
           .execute();
       }
       // One row per fold key within a statement: PostgreSQL refuses to update a row twice in one upsert.
@@ -86,6 +96,17 @@ export class UsageRepository {
       }
       return true;
     });
+  }
+
+  /** Forget hourly counts older than HOURLY_KEEP_MS (`hour` is the zone's `YYYY-MM-DDTHH`, compared as text). */
+  async pruneHourly(oldestHour: string): Promise<void> {
+    await this.db.deleteFrom('usage_hourly').where('hour', '<', oldestHour).execute();
+  }
+
+  /** An account's requests in one hour (`YYYY-MM-DDTHH` in the zone), all keys. */
+  async hourly(accountId: string, hour: string): Promise<number> {
+    const row = await this.db.selectFrom('usage_hourly').select('requests').where('account_id', '=', accountId).where('hour', '=', hour).executeTakeFirst();
+    return Number(row?.requests ?? 0);
   }
 
   /** Forget batch ids older than a day: a retry comes within seconds. */

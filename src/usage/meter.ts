@@ -3,7 +3,7 @@ import { detached } from '../domain/cache-size.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { StoreHealth } from '../store/health.js';
 import type { KeyRepository } from '../store/keys.js';
-import { foldInto, foldKey, MAX_PATH, minuteOf, type UsageCount, type UsageErrorEntry, type UsageRepository } from '../store/usage.js';
+import { foldInto, foldKey, HOURLY_KEEP_MS, MAX_PATH, minuteOf, type UsageCount, type UsageErrorEntry, type UsageHour, type UsageRepository } from '../store/usage.js';
 
 /**
  * Twice a second: a process killed without warning (SIGKILL) loses at most the
@@ -44,6 +44,7 @@ interface Batch {
   id: string;
   counts: UsageCount[];
   errors: UsageErrorEntry[];
+  hours: UsageHour[];
   requests: number;
 }
 
@@ -69,6 +70,11 @@ interface Batch {
  */
 export class UsageMeter {
   private counts = new Map<string, UsageCount>();
+  /** Requests per account in the running hour (and the last, across its end), by account id: rebuilt empty with `counts`. */
+  private hours = new Map<string, UsageHour>();
+  /** The zone's hour (`YYYY-MM-DDTHH`) of the last second recorded, worked out once a second. */
+  private hourSecond = -1;
+  private hour = '';
   /**
    * The same counts by key id, then service: the ids are the directory's own
    * strings, whose hashes V8 keeps, so a request costs two lookups and no
@@ -110,6 +116,7 @@ export class UsageMeter {
       count = created;
     }
     this.pendingRequests++;
+    this.countHour(accountId, now);
     if (failure) {
       count.errors++;
       this.logError(accountId, keyId, service, now, failure);
@@ -117,6 +124,37 @@ export class UsageMeter {
       count.ok++;
     }
     this.lastUsed.set(keyId, now);
+  }
+
+  /** One more request in the account's hour: a map lookup, and a row when the hour (or the batch) is new. Bounded with the daily rows. */
+  private countHour(accountId: string, now: number): void {
+    const second = Math.floor(now / 1000);
+    if (second !== this.hourSecond) {
+      this.hourSecond = second;
+      this.hour = this.time.format(now).slice(0, 13);
+    }
+    const row = this.hours.get(accountId);
+    if (row !== undefined && row.hour === this.hour) {
+      row.requests++;
+      return;
+    }
+    if (row === undefined && this.hours.size + this.counts.size >= MAX_PENDING_ROWS) return;
+    // Another hour within one batch (the hour turned, or a clock moved): each hour keeps one row, so a batch holds each (account, hour) once.
+    if (row !== undefined) this.parkHour(row);
+    const parked = `${accountId}\u0000${this.hour}`;
+    const again = this.hours.get(parked);
+    if (again !== undefined) this.hours.delete(parked);
+    const current = again ?? { account_id: accountId, hour: this.hour, requests: 0 };
+    current.requests++;
+    this.hours.set(accountId, current);
+  }
+
+  /** An hour's row no longer current, kept under (account, hour) until the batch is cut. */
+  private parkHour(row: UsageHour): void {
+    const parked = `${row.account_id}\u0000${row.hour}`;
+    const held = this.hours.get(parked);
+    if (held !== undefined) held.requests += row.requests;
+    else this.hours.set(parked, row);
   }
 
   /** Fold a failure into its minute's entry: a repeat is one map lookup and a few assignments. */
@@ -198,7 +236,7 @@ export class UsageMeter {
     if (batch) {
       this.unwritten = batch;
       try {
-        await this.usage.record(batch.counts, batch.errors, batch.id, this.time.now());
+        await this.usage.record(batch.counts, batch.errors, batch.id, this.time.now(), batch.hours);
       } catch (error) {
         this.health.failed(error, this.time.now());
         this.onError(error);
@@ -224,9 +262,11 @@ export class UsageMeter {
     }
     if (this.counts.size === 0 && errors.length === 0) return null;
     const counts = [...this.counts.values()];
-    const batch = { id: `${this.batchPrefix}-${++this.batchSeq}`, counts, errors, requests: counts.reduce((sum, c) => sum + c.ok + c.errors, 0) };
+    const hours = [...this.hours.values()];
+    const batch = { id: `${this.batchPrefix}-${++this.batchSeq}`, counts, errors, hours, requests: counts.reduce((sum, c) => sum + c.ok + c.errors, 0) };
     this.counts = new Map();
     this.recent = new Map();
+    this.hours = new Map();
     return batch;
   }
 
@@ -243,6 +283,7 @@ export class UsageMeter {
         this.touchedAccounts.clear();
         if (accounts.length > 0) await this.usage.pruneErrors(accounts, now);
         await this.usage.pruneBatches(now);
+        await this.usage.pruneHourly(this.time.format(now - HOURLY_KEEP_MS).slice(0, 13));
       }
     } catch (error) {
       this.onError(error);

@@ -8,9 +8,10 @@
  * address (a path segment, another parameter). Every kind of answer is
  * provoked on every keyed path: success, 400, 401, 403, 404, 405 and both
  * 429s, on the raw detail path, the Fastify routes, history, `?at=`, the
- * stream, usage and the pages. Then the key must appear nowhere: not in the
- * process's output (its log), not in any account's usage error log (as
- * `/v1/usage` shows it), not in `/metrics`, not in any file of the store.
+ * stream, usage, the drop-in routes (`?api_key=`, `?key=`) and the pages.
+ * Then the key must appear nowhere: not in the process's output (its log),
+ * not in any account's usage error log (as `/v1/usage` shows it), not in
+ * `/metrics`, not in any file of the store.
  * The same process runs with NERKH_METRICS_TOKEN and NERKH_FRAME_ANCESTORS
  * set, so the environment's way to /metrics and to the pages' policy is
  * held here too (and the metrics token is a secret the log must not hold).
@@ -179,6 +180,13 @@ describe('no key in the log, the usage error log, the metrics or the store (a re
       await send({ path: `/v1/status?${query}`, key });
       await send({ path: `/webservice/main?${query}`, key });
       await send({ path: `/v1/stream?keys=usd_free&unit=nope&${query}`, key });
+      // The drop-in routes read navasan's `api_key` and BrsApi's `key` (200 when that is the spelling), in each of their spellings.
+      await send({ path: `/compat/navasan/latest/?item=usd&${query}` });
+      await send({ path: `/compat/navasan/latest?${query}&item=USD` });
+      await send({ path: `/compat/navasan/ohlcSearch/?${query}`, key }); // 400: no item
+      await send({ path: `/compat/navasan/usage/?${query}` });
+      await send({ path: `/compat/brsapi/Api/Market/Gold_Currency.php?${query}` });
+      await send({ path: `/compat/brsapi/Market/Gold_Currency.php?${query}`, key });
     }
     // Key-shaped values elsewhere in the address.
     for (const path of [

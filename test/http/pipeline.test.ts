@@ -90,7 +90,7 @@ describe('one pipeline for every keyed endpoint', () => {
       );
     });
 
-    it('every route that asks for a key was registered from a descriptor, and every /v1 and /webservice route asks for one', async () => {
+    it('every route that asks for a key was registered from a descriptor, and every /v1, /webservice and /compat route asks for one', async () => {
       const document = JSON.parse((await harness.app.inject({ url: '/openapi.json' })).body) as { paths: Record<string, { get?: { security?: object[] } }> };
       const asking = Object.entries(document.paths)
         .filter(([, item]) => item.get?.security?.some((requirement) => 'apiKey' in requirement))
@@ -99,7 +99,7 @@ describe('one pipeline for every keyed endpoint', () => {
       const registered = harness.app.keyedRoutes.map((route) => route.url).sort();
       assert.deepEqual(asking, registered);
       const api = Object.keys(document.paths)
-        .filter((path) => path.startsWith('/v1/') || path === '/v1' || path.startsWith('/webservice/'))
+        .filter((path) => path.startsWith('/v1/') || path === '/v1' || path.startsWith('/webservice/') || path.startsWith('/compat/'))
         .map((path) => path.replace(/\{(\w+)\}/g, ':$1'))
         .sort();
       assert.deepEqual(api, registered, 'an API route outside the pipeline');

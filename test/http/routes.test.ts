@@ -371,7 +371,7 @@ for (const dialect of dialects()) {
         assert.match(metrics.body, /nerkh_source_age_seconds\{source="alpha"\}/);
         const openapi = json(await harness.app.inject('/openapi.json'));
         assert.equal(openapi.openapi, '3.1.0');
-        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/healthz', '/metrics', '/readyz', '/v1/convert', '/v1/jewellery', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/v1/webhooks', '/webservice/{username}']);
+        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/compat/brsapi/Api/Market/Gold_Currency.php', '/compat/navasan/latest', '/compat/navasan/ohlcSearch', '/compat/navasan/usage', '/healthz', '/metrics', '/readyz', '/v1/convert', '/v1/jewellery', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/v1/webhooks', '/webservice/{username}']);
         // Fixed vocabularies are plain enums in the document, not unions of constants.
         const schemas = (openapi.components as { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> }).schemas;
         assert.deepEqual(schemas.Rate!.properties.per!.enum, [...PER_UNITS]);

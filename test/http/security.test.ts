@@ -19,6 +19,10 @@ const PATHS: Record<string, (username: string) => string> = {
   '/v1/rates/:key/history': () => '/v1/rates/usd_free/history?interval=1h',
   '/v1/convert': () => '/v1/convert?from=usd_free&to=IRT&amount=2.5',
   '/v1/jewellery': () => '/v1/jewellery?weight=3.5&making_percent=18',
+  '/compat/navasan/latest': () => '/compat/navasan/latest?item=usd,sekkeh',
+  '/compat/navasan/ohlcSearch': () => '/compat/navasan/ohlcSearch?item=usd&start=1405-01-01&end=1405-01-10',
+  '/compat/navasan/usage': () => '/compat/navasan/usage',
+  '/compat/brsapi/Api/Market/Gold_Currency.php': () => '/compat/brsapi/Api/Market/Gold_Currency.php',
 };
 
 /**

@@ -19,7 +19,7 @@ import { eventually, tempDir } from '../support/env.js';
 import { dialects } from '../support/harness.js';
 
 const DAY_MS = 86_400_000;
-const MIGRATIONS = ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence', '006_usage_error_fold', '007_webhooks', '008_manual_prices', '009_webhook_fair_queue'];
+const MIGRATIONS = ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence', '006_usage_error_fold', '007_webhooks', '008_manual_prices', '009_webhook_fair_queue', '010_usage_hourly'];
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -481,6 +481,23 @@ for (const dialect of dialects()) {
         );
         await store.usage.pruneBatches(Date.now() + 2 * 86_400_000);
         assert.equal(await store.usage.record(counts, [], 'node-1'), true, 'a pruned id is forgotten');
+      });
+
+      it('adds hourly counts per account and hour, once per batch id, and prunes old hours', async () => {
+        const counts = [{ account_id: 'acc_hour', key_id: 'k', day: '2026-11-28', service: 'detail', ok: 5, errors: 0 }];
+        const hours = [
+          { account_id: 'acc_hour', hour: '2026-11-28T16', requests: 3 },
+          { account_id: 'acc_hour', hour: '2026-11-28T15', requests: 2 },
+        ];
+        assert.equal(await store.usage.record(counts, [], 'hour-1', Date.now(), hours), true);
+        assert.equal(await store.usage.record(counts, [], 'hour-1', Date.now(), hours), false);
+        assert.equal(await store.usage.record(counts, [], 'hour-2', Date.now(), [{ account_id: 'acc_hour', hour: '2026-11-28T16', requests: 4 }]), true);
+        assert.equal(await store.usage.hourly('acc_hour', '2026-11-28T16'), 7);
+        assert.equal(await store.usage.hourly('acc_hour', '2026-11-28T15'), 2);
+        assert.equal(await store.usage.hourly('acc_hour', '2026-11-28T17'), 0);
+        await store.usage.pruneHourly('2026-11-28T16');
+        assert.equal(await store.usage.hourly('acc_hour', '2026-11-28T15'), 0);
+        assert.equal(await store.usage.hourly('acc_hour', '2026-11-28T16'), 7);
       });
 
       it('record() lands a batch whole or not at all', async () => {

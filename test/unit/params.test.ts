@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { queryNames, queryParams } from '../../src/http/pipeline/params.js';
+import { queryNames, queryPairs, queryParams, queryValue } from '../../src/http/pipeline/params.js';
 
 const query = queryParams(
   {
@@ -60,6 +60,15 @@ describe('query parameters from one spec table', () => {
   it('a query names a parameter as URLSearchParams reads it, without decoding a plain one', () => {
     for (const text of ['at=1', 'unit=toman&at=1', 'at', 'at=', 'unit=1&at', '%61t=1', 'a%74=x', 'x=1&at=2&x=3']) assert.equal(queryNames(text, 'at'), true, text);
     for (const text of ['', 'a=1', 'xat=1', 'ata=1', 'x=at', 'unit=at', 'at+=1', '&&', 'a+t=1']) assert.equal(queryNames(text, 'at'), new URLSearchParams(text).has('at'), text);
+  });
+});
+
+describe('reading a raw query', () => {
+  it('gives the pairs URLSearchParams gives, plain or encoded', () => {
+    for (const text of ['a=1&b=2', 'a', 'a=', '&&a=1&&', 'a=1=2&b', '=x', 'api_key=nrk_x&item=usd,eur', 'a=1&a=2', '', '&', 'x=y&', '?a=1', 'a=%20b&c+d=e', 'item=usd;x']) {
+      assert.deepEqual([...queryPairs(text)], [...new URLSearchParams(text)], text);
+      assert.equal(queryValue(text, 'a'), new URLSearchParams(text).get('a') ?? undefined, text);
+    }
   });
 });
 

@@ -29,10 +29,14 @@ describe('redactKeysInUrl', () => {
   });
 
   it('replaces the value of any key-named parameter, key-shaped or not, and any key-shaped value under any name', () => {
-    for (const name of ['API_KEY', 'Api_Key', 'api-key', 'apikey', 'apiKey', 'x-api-key', 'api+key', 'api%2Dkey']) {
+    // `key` is where BrsApi's compatibility route takes it.
+    for (const name of ['API_KEY', 'Api_Key', 'api-key', 'apikey', 'apiKey', 'x-api-key', 'api+key', 'api%2Dkey', 'key', 'KEY', '%6Bey']) {
       assert.equal(redactKeysInUrl(`/v1/rates/usd?${name}=not-a-key-but-secret`), `/v1/rates/usd?${name}=${REDACTED}`, name);
     }
     assert.equal(redactKeysInUrl(`/v1/rates?q=${KEY}`), `/v1/rates?q=${REDACTED}`);
+    assert.equal(redactKeysInUrl('/compat/brsapi/Api/Market/Gold_Currency.php?key=abc123'), `/compat/brsapi/Api/Market/Gold_Currency.php?key=${REDACTED}`);
+    assert.equal(redactKeysInUrl('/compat/navasan/latest/?item=usd&api_key=free0123'), `/compat/navasan/latest/?item=usd&api_key=${REDACTED}`);
+    assert.equal(redactKeysInUrl('/v1/stream?keys=usd_free&monkey=1'), '/v1/stream?keys=usd_free&monkey=1', 'names that only hold "key" stay');
     assert.equal(redactKeysInUrl(`/v1/rates?${KEY}`), `/v1/rates?${REDACTED}`);
     assert.equal(redactKeysInUrl(`/v1/rates?x=1;api_key=${KEY}`), `/v1/rates?x=1;api_key=${REDACTED}`);
     assert.equal(redactKeysInUrl(`/v1/rates?x=1?api_key=${KEY}`), `/v1/rates?x=1?api_key=${REDACTED}`);

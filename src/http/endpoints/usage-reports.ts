@@ -24,6 +24,8 @@ const MAX_BODIES = 4;
 interface UsageRead {
   at: number;
   daily: { day: string; service: string; ok: number; errors: number }[];
+  /** Requests in the hour of `at` (navasan's hourly_usage). */
+  hourly: number;
   errors: UsageErrorEntry[];
   /** Encoded once: a flood of one report writes the same bytes each time. */
   bodies: Map<number, Buffer>;
@@ -64,6 +66,26 @@ export class UsageReports {
     return body;
   }
 
+  /**
+   * The account's requests (failed ones included) this calendar month, today
+   * and this hour in the zone, from the same read as the report: navasan's
+   * `/usage/`, which so agrees with `/v1/usage`. The month is the zone's
+   * Gregorian month, as the report's dates are.
+   */
+  async counts(account: { id: string }, now: number): Promise<{ monthly: number; daily: number; hourly: number }> {
+    if (!this.deps.storeReachable()) throw unavailable();
+    const read = (await this.reads.fetch(account.id, { context: now }))!;
+    const today = this.deps.time.day(read.at);
+    const month = today.slice(0, 8);
+    let monthly = 0;
+    let daily = 0;
+    for (const row of read.daily) {
+      if (row.day.startsWith(month)) monthly += row.ok + row.errors;
+      if (row.day === today) daily += row.ok + row.errors;
+    }
+    return { monthly, daily, hourly: read.hourly };
+  }
+
   private async read(accountId: string, now: number): Promise<UsageRead> {
     // Counts still in memory are written first, so the report includes every request served until now.
     await this.deps.meter.flush();
@@ -72,8 +94,12 @@ export class UsageReports {
     const fromDay = this.deps.time.day(now - (MAX_REPORT_DAYS - 1) * 86_400_000);
     const since = now - ERROR_LOG_DAYS * 86_400_000;
     try {
-      const [daily, errors] = await Promise.all([this.deps.usage.daily(accountId, fromDay), this.deps.usage.errors(accountId, since)]);
-      return { at: now, daily, errors, bodies: new Map() };
+      const [daily, errors, hourly] = await Promise.all([
+        this.deps.usage.daily(accountId, fromDay),
+        this.deps.usage.errors(accountId, since),
+        this.deps.usage.hourly(accountId, this.deps.time.format(now).slice(0, 13)),
+      ]);
+      return { at: now, daily, errors, hourly, bodies: new Map() };
     } catch (error) {
       this.deps.storeFailed(error);
       throw unavailable();

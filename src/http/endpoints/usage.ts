@@ -1,12 +1,10 @@
-import type { AppDeps } from '../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../pipeline/endpoint.js';
 import { queryParams } from '../pipeline/params.js';
 import { UsageResponse } from '../schemas.js';
-import { MAX_REPORT_DAYS, UsageReports } from './usage-reports.js';
+import { MAX_REPORT_DAYS, type UsageReports } from './usage-reports.js';
 
 /** `GET /v1/usage`: the caller's own account usage, on every plan; read from the store at most once a second per account (usage-reports.ts). */
-export function usageEndpoint(deps: Pick<AppDeps, 'time' | 'storeReachable' | 'storeFailed' | 'meter' | 'usage'>): KeyedEndpoint {
-  const reports = new UsageReports(deps);
+export function usageEndpoint(reports: UsageReports): KeyedEndpoint {
   return keyedEndpoint({
     path: '/v1/usage',
     service: 'usage',

@@ -4,15 +4,18 @@ import type { AccountAccess, KeyAccess } from '../../access/directory.js';
 import type { Service } from '../../domain/plan.js';
 import type { Encoding } from '../../render/compression.js';
 import type { StampedBody } from '../../render/detail.js';
+import type { PreparedBody } from '../../render/fixed-body.js';
 import type { Exchange } from './exchange.js';
 import type { ParamSpecs, PathParamSpec, QueryParams, Values } from './params.js';
 
-/** A body prepared ahead of time (per snapshot), stamped with the time once a second: detail, catalogue. */
+/** A body prepared ahead of time (per snapshot): stamped with the time once a second (detail, catalogue), or fixed (the compatibility routes). */
 export interface PreparedAnswer {
-  body: StampedBody;
+  body: PreparedBody;
   etag: string;
   /** Follows the time in the body's head and changes only with it. */
   stampExtra?: string;
+  /** Headers prepared with the body, as a flat name, value list (the compatibility routes' x-nerkh-* lists); sent with a 304 too. */
+  headers?: readonly string[];
 }
 
 /** A body built for this request (history, a past moment, status, usage, the webservice feed). */
@@ -66,6 +69,8 @@ interface EndpointBase<S extends ParamSpecs> {
   keyParam?: string;
   /** Answered on node:http before Fastify routes it when its URL is plain (see raw.ts). */
   raw?: boolean;
+  /** Other paths answered as this one (a peer's own spellings: navasan's trailing slash): the raw path matches them, Fastify routes them here (url.ts). Only for a path without a segment. */
+  spellings?: readonly string[];
   /** A request whose query names `param` is answered by `endpoint` instead (the same path, its own service and parameters). */
   instead?: { param: string; endpoint: KeyedEndpoint };
   doc: EndpointDoc;
@@ -94,6 +99,7 @@ export type KeyedEndpoint = PreparedEndpoint | RenderedEndpoint | StreamEndpoint
 export function keyedEndpoint<S extends ParamSpecs>(endpoint: PreparedEndpoint<S> | RenderedEndpoint<S> | StreamEndpoint<S>): KeyedEndpoint {
   if (endpoint.instead && endpoint.instead.endpoint.path !== endpoint.path) throw new Error(`${endpoint.path}: an answer instead must share its path`);
   if (endpoint.pathParam && segmentOf(endpoint.path) === null) throw new Error(`${endpoint.path}: a path parameter needs one :segment`);
+  if (endpoint.spellings?.length && segmentOf(endpoint.path) !== null) throw new Error(`${endpoint.path}: only a path without a segment may have other spellings`);
   // Every descriptor gets the same fields in the same order: the pipeline's property reads then see one shape, not one per endpoint.
   const answers = endpoint as { prepare?: unknown; render?: unknown; open?: unknown };
   return {
@@ -103,6 +109,7 @@ export function keyedEndpoint<S extends ParamSpecs>(endpoint: PreparedEndpoint<S
     pathParam: endpoint.pathParam,
     keyParam: endpoint.keyParam,
     raw: endpoint.raw ?? false,
+    spellings: endpoint.spellings ?? [],
     instead: endpoint.instead,
     doc: endpoint.doc,
     segment: segmentOf(endpoint.path),

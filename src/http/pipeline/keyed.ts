@@ -9,7 +9,7 @@ import type { ServingState } from '../serving-state.js';
 import type { KeyedEndpoint, OpenedStream, RenderedAnswer } from './endpoint.js';
 import type { Exchange } from './exchange.js';
 import { finish } from './finish.js';
-import { queryNames } from './params.js';
+import { queryNames, queryValue } from './params.js';
 import { writeFailure, writePrepared, writeRendered } from './reply.js';
 
 export type PipelineDeps = Pick<AppDeps, 'time' | 'directory' | 'limiter' | 'failedAttempts' | 'logger' | 'meter' | 'metrics'>;
@@ -147,7 +147,7 @@ function pathSegment(endpoint: KeyedEndpoint, path: string): string {
   return segment;
 }
 
-/** The key a query carries (the stream's `api_key`), read before admission; the query is checked whole only after it. */
+/** The key a query carries (the stream's and navasan's `api_key`, BrsApi's `key`), read before admission; the query is checked whole only after it. */
 function keyInQuery(query: string, name: string): string | undefined {
-  return new URLSearchParams(query).get(name) ?? undefined;
+  return queryValue(query, name);
 }

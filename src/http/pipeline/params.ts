@@ -82,7 +82,7 @@ export function queryParams<const S extends ParamSpecs>(specs: S, answeredApart:
       }
       const values: Record<string, unknown> = { ...none };
       const seen: string[] = [];
-      for (const [name, text] of new URLSearchParams(query)) {
+      for (const [name, text] of queryPairs(query)) {
         const spec = specs[name];
         if (spec === undefined || !Object.hasOwn(specs, name)) throw unknownParameter(name, names);
         if (seen.includes(name)) throw new ApiError('INVALID_PARAMETER', `Query parameter ${JSON.stringify(name)} is given more than once.`);
@@ -185,6 +185,35 @@ export function unknownParameter(name: string, accepted: readonly string[]): Api
 /** A parameter whose value is not one of a fixed set: the error lists the set. */
 export function notOneOf(name: string, allowed: readonly unknown[]): ApiError {
   return new ApiError('INVALID_PARAMETER', `Query parameter ${JSON.stringify(name)} must be one of: ${allowed.join(', ')}.`);
+}
+
+/**
+ * The name, value pairs of a raw query string, as URLSearchParams reads them.
+ * A plain query (no `%` or `+`, what clients send) is split by hand: the
+ * compatibility routes carry their key and items in the query on every
+ * request, and URLSearchParams costs several times as much.
+ */
+export function queryPairs(query: string): Iterable<[string, string]> {
+  // URLSearchParams also drops a leading `?` (an address with `??`).
+  if (query.indexOf('%') !== -1 || query.indexOf('+') !== -1 || query.charCodeAt(0) === 63) return new URLSearchParams(query);
+  const pairs: [string, string][] = [];
+  let from = 0;
+  while (from <= query.length) {
+    let end = query.indexOf('&', from);
+    if (end === -1) end = query.length;
+    if (end > from) {
+      const equals = query.indexOf('=', from);
+      pairs.push(equals !== -1 && equals < end ? [query.slice(from, equals), query.slice(equals + 1, end)] : [query.slice(from, end), '']);
+    }
+    from = end + 1;
+  }
+  return pairs;
+}
+
+/** The value of the first `name` in a raw query string, as URLSearchParams would read it; undefined without one. */
+export function queryValue(query: string, name: string): string | undefined {
+  for (const [given, value] of queryPairs(query)) if (given === name) return value;
+  return undefined;
 }
 
 /**

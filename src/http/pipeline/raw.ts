@@ -17,6 +17,7 @@ import { serveKeyed, type Pipeline } from './keyed.js';
 export function createRawPath(pipeline: Pipeline, endpoints: readonly KeyedEndpoint[]): (request: IncomingMessage, response: ServerResponse) => boolean {
   const exact = endpoints.filter((endpoint) => endpoint.raw && !endpoint.segment);
   const segmented = endpoints.filter((endpoint) => endpoint.raw && endpoint.segment);
+  const spelt = exact.flatMap((endpoint) => (endpoint.spellings ?? []).map((spelling) => ({ spelling, endpoint })));
   const state = pipeline.state;
   return (request, response) => {
     if (request.method !== 'GET' || state.closing || state.underPressure) return false;
@@ -26,6 +27,9 @@ export function createRawPath(pipeline: Pipeline, endpoints: readonly KeyedEndpo
     let endpoint: KeyedEndpoint | null = null;
     for (let i = 0; i < exact.length && endpoint === null; i++) {
       if (pathEnd === exact[i]!.path.length && url.startsWith(exact[i]!.path)) endpoint = exact[i]!;
+    }
+    for (let i = 0; i < spelt.length && endpoint === null; i++) {
+      if (pathEnd === spelt[i]!.spelling.length && url.startsWith(spelt[i]!.spelling)) endpoint = spelt[i]!.endpoint;
     }
     for (let i = 0; i < segmented.length && endpoint === null; i++) {
       if (plainSegment(url, segmented[i]!.segment!, pathEnd)) endpoint = segmented[i]!;

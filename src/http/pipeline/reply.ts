@@ -34,6 +34,8 @@ export function writePrepared(deps: Pick<AppDeps, 'time'>, exchange: Exchange, a
   const encoding = stamped.compressible ? acceptedEncoding(exchange.acceptEncoding) : null;
   if (stamped.compressible) varyOnEncoding(exchange);
   headers.push('cache-control', cacheControl(secondsToBoundary(account.plan.refresh_interval_seconds, exchange.now)), 'etag', encoding === null ? prepared.etag : encodedEtag(prepared.etag));
+  const extra = prepared.headers;
+  if (extra !== undefined) for (let i = 0; i < extra.length; i++) headers.push(extra[i]!);
   if (matchesEtag(exchange.ifNoneMatch, prepared.etag)) {
     exchange.status = 304;
     return;
