@@ -13,7 +13,8 @@ import { HistoryAnswers } from './render/history-answers.js';
 import { createStreams, installStreams } from './http/endpoints/stream.js';
 import { installPageSecurity } from './http/page-security.js';
 import { createClientErrorHandler, createConnectHandler } from './http/connection-errors.js';
-import { ALLOWED_METHODS, EXPOSED_HEADERS, isAllowedMethod, METHOD_NOT_ALLOWED, MISSING_HOST, requestIdFor } from './http/context.js';
+import { setEdgeHeaders } from './http/edge-headers.js';
+import { ALLOWED_METHODS, isAllowedMethod, METHOD_NOT_ALLOWED, MISSING_HOST, requestIdFor } from './http/context.js';
 import type { AppDeps } from './http/deps.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { DEFAULT_LOAD_SHEDDING, installLoadShedding, overloadedError } from './http/load-shedding.js';
@@ -102,13 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('keyedRoutes', keyed.keyedRoutes);
   app.decorate('historyAnswers', historyAnswers);
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    const origin = request.headers.origin;
-    if (origin !== undefined) {
-      reply.header('access-control-allow-origin', origin).header('vary', 'Origin').header('access-control-expose-headers', EXPOSED_HEADERS);
-    }
-  });
+  app.addHook('onRequest', async (request, reply) => setEdgeHeaders(reply, request.id, request.headers.origin));
   // Method and form first (docs/api.md#order-of-checks), before load shedding and any key check.
   app.addHook('onRequest', async (request) => {
     if (state.closing) throw new ApiError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry shortly.', { 'retry-after': '1' });
@@ -172,7 +167,7 @@ export async function buildProbeApp(deps: ProbeDeps & { logger: AppDeps['logger'
     forceCloseConnections: 'idle',
   });
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+    setEdgeHeaders(reply, request.id, undefined);
     if (!isAllowedMethod(request.method)) throw METHOD_NOT_ALLOWED;
   });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

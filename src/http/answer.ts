@@ -1,6 +1,7 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ApiError, errorBody } from '../domain/errors.js';
+import { edgeHeaders } from './edge-headers.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -31,7 +32,7 @@ export function appendError(headers: string[], error: ApiError, requestId: strin
 
 /** An error answer with nothing else to say. */
 export function errorAnswer(error: ApiError, requestId: string, generatedAt: string): Answer {
-  const headers = ['x-request-id', requestId];
+  const headers = edgeHeaders(requestId, undefined);
   return { status: error.statusCode, headers, body: appendError(headers, error, requestId, generatedAt) };
 }
 

@@ -35,8 +35,6 @@ export function requestIdFor(header: string | string[] | undefined): string {
   return incoming && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-export const EXPOSED_HEADERS =
-  'ETag, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Nerkh-Unknown-Items, X-Nerkh-Denied-Items, X-Nerkh-Unavailable-Items, X-Nerkh-Stale-Items';
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 
 /** The methods the service answers (docs/api.md#conventions); any other is 405 with `Allow`. */

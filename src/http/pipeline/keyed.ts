@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { admit } from '../../access/admission.js';
 import type { KeyAccess } from '../../access/directory.js';
 import { writeAnswer } from '../answer.js';
-import { EXPOSED_HEADERS, MISSING_HOST } from '../context.js';
+import { MISSING_HOST } from '../context.js';
+import { edgeHeaders } from '../edge-headers.js';
 import type { AppDeps } from '../deps.js';
 import type { ServingState } from '../serving-state.js';
 import type { KeyedEndpoint, OpenedStream, RenderedAnswer } from './endpoint.js';
@@ -35,8 +36,7 @@ export interface Pipeline {
 export function serveKeyed(pipeline: Pipeline, route: KeyedEndpoint, exchange: Exchange, response: ServerResponse): void {
   const instead = route.instead;
   const endpoint = instead !== undefined && exchange.query !== null && queryNames(exchange.query, instead.param) ? instead.endpoint : route;
-  const headers = (exchange.headers = ['x-request-id', exchange.requestId]);
-  if (exchange.origin !== undefined) headers.push('access-control-allow-origin', exchange.origin, 'vary', 'Origin', 'access-control-expose-headers', EXPOSED_HEADERS);
+  exchange.headers = edgeHeaders(exchange.requestId, exchange.origin);
   // An HTTP/1.1 request without Host is refused before anything else (RFC 9112 §3.2).
   if (!exchange.hasHost) return refuse(pipeline, endpoint, exchange, response, MISSING_HOST);
   const key = exchange.apiKey ?? (endpoint.keyParam !== undefined && exchange.query !== null ? keyInQuery(exchange.query, endpoint.keyParam) : undefined);

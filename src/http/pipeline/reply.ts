@@ -6,18 +6,16 @@ import { MIN_COMPRESSED_BYTES } from '../../render/compression.js';
 import { appendError, JSON_TYPE } from '../answer.js';
 import { matchesEtag, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
+import { addVary, setVary } from '../edge-headers.js';
 import { acceptedEncoding, encodedEtag } from '../encoding.js';
 import type { PreparedAnswer, RenderedAnswer } from './endpoint.js';
 import type { Exchange } from './exchange.js';
 
 /**
  * Writing an answer into the exchange: status, headers and body, for the
- * pipeline to send. Headers are a flat list that starts with x-request-id,
- * then CORS when an Origin came, then the limit headers admission added.
+ * pipeline to send. Headers are a flat list that starts with the edge's
+ * (src/http/edge-headers.ts), then the limit headers admission added.
  */
-
-/** Where the Vary value sits when CORS headers follow x-request-id: [x-request-id, id, access-control-allow-origin, origin, vary, <here>, …]. */
-const CORS_VARY = 5;
 const cacheControls: string[] = [];
 /** Compressed forms of bodies rendered per request (history, `?at=`), by ETag. */
 const compressedOnce = new CompressedOnce();
@@ -92,7 +90,7 @@ export function writeRendered(exchange: Exchange, rendered: RenderedAnswer): voi
 export function writeFailure(deps: Pick<AppDeps, 'time' | 'logger'>, exchange: Exchange, caught: unknown, keepHeaders: number): void {
   const headers = exchange.headers;
   if (keepHeaders >= 0) headers.length = keepHeaders;
-  if (exchange.origin !== undefined) headers[CORS_VARY] = 'Origin';
+  setVary(headers, exchange.origin !== undefined ? 'Origin' : null);
   let error: ApiError;
   if (caught instanceof ApiError) error = caught;
   else {
@@ -106,8 +104,7 @@ export function writeFailure(deps: Pick<AppDeps, 'time' | 'logger'>, exchange: E
 }
 
 function varyOnEncoding(exchange: Exchange): void {
-  if (exchange.origin !== undefined) exchange.headers[CORS_VARY] = 'Origin, Accept-Encoding';
-  else exchange.headers.push('vary', 'Accept-Encoding');
+  addVary(exchange.headers, 'Accept-Encoding');
 }
 
 function cacheControl(maxAge: number): string {
