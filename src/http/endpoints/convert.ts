@@ -1,11 +1,11 @@
 import { KEY_PATTERN } from '../../domain/reference.js';
 import { assertOneCurrency, renderConvert } from '../../render/convert.js';
 import { priceSide, resolveSide } from '../../render/priced-side.js';
-import { secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../pipeline/endpoint.js';
 import { queryParams } from '../pipeline/params.js';
 import { ConvertResponse } from '../schemas.js';
+import { fromPlanSnapshot } from './plan-snapshot.js';
 import { UNIT } from './unit-param.js';
 
 const side = (description: string, example: string) =>
@@ -42,14 +42,11 @@ export function convertEndpoint(deps: Pick<AppDeps, 'snapshots' | 'catalogue' | 
       errors: [400, 401, 403, 404, 429, 503],
     },
     answer: 'rendered',
-    render: (exchange, account, params) => {
-      const now = exchange.now;
-      const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, now);
+    render: fromPlanSnapshot(deps, (snapshot, account, params, generatedAt) => {
       const from = resolveSide('from', params.from, deps.catalogue, account.allowance);
       const to = resolveSide('to', params.to, deps.catalogue, account.allowance);
       assertOneCurrency(from, to);
-      const rendered = renderConvert(priceSide(from, snapshot, params.unit), priceSide(to, snapshot, params.unit), params.amount, deps.time.format(now));
-      return { ...rendered, maxAgeSeconds: secondsToBoundary(account.plan.refresh_interval_seconds, now) };
-    },
+      return renderConvert(priceSide(from, snapshot, params.unit), priceSide(to, snapshot, params.unit), params.amount, generatedAt);
+    }),
   });
 }

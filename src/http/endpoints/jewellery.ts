@@ -1,11 +1,11 @@
 import { DEFAULT_KARAT, DEFAULT_PROFIT_PERCENT, DEFAULT_VAT_PERCENT, KARATS } from '../../domain/jewellery.js';
 import { KARAT_REFERENCES, renderJewellery } from '../../render/jewellery.js';
 import { pricedSide } from '../../render/priced-side.js';
-import { secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../pipeline/endpoint.js';
 import { queryParams, type ParamSpec } from '../pipeline/params.js';
 import { JewelleryResponse } from '../schemas.js';
+import { fromPlanSnapshot } from './plan-snapshot.js';
 import { UNIT } from './unit-param.js';
 
 const percent = (description: string, fallback?: string) =>
@@ -50,16 +50,13 @@ export function jewelleryEndpoint(deps: Pick<AppDeps, 'snapshots' | 'catalogue' 
       errors: [400, 401, 403, 404, 429, 503],
     },
     answer: 'rendered',
-    render: (exchange, account, params) => {
-      const now = exchange.now;
-      const snapshot = deps.snapshots.forInterval(account.plan.refresh_interval_seconds, now);
+    render: fromPlanSnapshot(deps, (snapshot, account, params, generatedAt) => {
       const gram = pricedSide('karat', KARAT_REFERENCES[params.karat], deps.catalogue, snapshot, account.allowance, params.unit);
-      const rendered = renderJewellery(
+      return renderJewellery(
         { weight: params.weight, karat: params.karat, makingPercent: params.making_percent, profitPercent: params.profit_percent, vatPercent: params.vat_percent, unit: params.unit },
         gram,
-        deps.time.format(now),
+        generatedAt,
       );
-      return { ...rendered, maxAgeSeconds: secondsToBoundary(account.plan.refresh_interval_seconds, now) };
-    },
+    }),
   });
 }
