@@ -50,6 +50,11 @@ export const DEFAULT_MARKET_SPECS: readonly MarketSpec[] = [
   { name: 'crypto', timezone: 'UTC', weekly: [], annual: [], holidays: null, references: [], categories: ['crypto'], currencies: [], default: false },
 ];
 
+/** The same markets keeping no calendar of their own: no weekly, annual or holiday closures (NERKH_MARKET_CALENDAR=off); operators' declarations still apply. */
+export function withoutClosures(specs: readonly MarketSpec[]): MarketSpec[] {
+  return specs.map((spec) => ({ ...spec, weekly: [], annual: [], holidays: null }));
+}
+
 const DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const WEEK_TIME = /^([a-z]+)\s+(\d{1,2}):(\d{2})$/;
 const MONTH_DAY = /^(\d{2})-(\d{2})$/;
