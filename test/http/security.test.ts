@@ -19,6 +19,7 @@ const PATHS: Record<string, (username: string) => string> = {
   '/v1/rates/:key/history': () => '/v1/rates/usd_free/history?interval=1h',
   '/v1/convert': () => '/v1/convert?from=usd_free&to=IRT&amount=2.5',
   '/v1/jewellery': () => '/v1/jewellery?weight=3.5&making_percent=18',
+  '/v1/calendar': () => '/v1/calendar?market=tehran&from=1406/01/01&to=1406/01/31',
 };
 
 /**

@@ -2,6 +2,7 @@ import type { HistoryAnswers } from '../../render/history-answers.js';
 import type { ServiceStatus } from '../../render/status.js';
 import type { AppDeps } from '../deps.js';
 import type { KeyedEndpoint } from '../pipeline/endpoint.js';
+import { calendarEndpoint } from './calendar.js';
 import { catalogueEndpoint } from './catalogue.js';
 import { convertEndpoint } from './convert.js';
 import { detailEndpoint } from './detail.js';
@@ -15,5 +16,5 @@ import { webserviceEndpoint } from './webservice.js';
 
 /** Every endpoint that takes a key, in the order the API document lists them. */
 export function keyedEndpoints(deps: AppDeps, streams: Streams, status: (now: number) => ServiceStatus, historyAnswers: HistoryAnswers): KeyedEndpoint[] {
-  return [catalogueEndpoint(deps), detailEndpoint(deps), historyEndpoint(deps, historyAnswers), convertEndpoint(deps), jewelleryEndpoint(deps), streamEndpoint(deps, streams), statusEndpoint(deps, status), webserviceEndpoint(deps), usageEndpoint(deps), webhooksEndpoint(deps)];
+  return [catalogueEndpoint(deps), detailEndpoint(deps), historyEndpoint(deps, historyAnswers), convertEndpoint(deps), jewelleryEndpoint(deps), calendarEndpoint(deps), streamEndpoint(deps, streams), statusEndpoint(deps, status), webserviceEndpoint(deps), usageEndpoint(deps), webhooksEndpoint(deps)];
 }
