@@ -108,6 +108,12 @@ export class Markets {
     return (this.cached = { byName, version: this.version, from: now, until });
   }
 
+  /** A reference's market at any moment (`?at=`), worked out afresh, leaving the fields of the present alone; undefined for a reference no market takes. */
+  fieldAt(key: string, ms: number): MarketField | undefined {
+    const calendar = this.calendarOf(key);
+    return calendar ? fieldOf(calendar.stateAt(ms)) : undefined;
+  }
+
   /** Each market's state at `now`, in config order (the status page). */
   states(now: number): MarketState[] {
     return [...this.calendars.values()].map((calendar) => calendar.stateAt(now));
