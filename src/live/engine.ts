@@ -63,6 +63,9 @@ export class RatesEngine {
     this.snapshot = { version: 0, builtAt: time.now(), rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
   }
 
+  /** Each reference's calendar, for `?expand=sources` to judge ages as the resolver did. */
+  private readonly ageOf = (key: string): OpenAge | undefined => this.markets?.calendarOf(key);
+
   current(): Snapshot {
     return this.snapshot;
   }
@@ -198,7 +201,7 @@ export class RatesEngine {
     const listed = derived ? new Map(this.catalogue.references.map((reference) => [reference.key, rates.get(reference.key)!])) : rates;
     // The derived source's state as every node's status works it out from this snapshot (live/derived-health.ts).
     if (derived) states.set(DERIVED_SOURCE, assessDerived(this.derived, listed).state);
-    this.snapshot = { version: previous.version + 1, builtAt: now, rates: listed, lastUpdate, counts, sources: { ordered: orderedByKey, states, screened } };
+    this.snapshot = { version: previous.version + 1, builtAt: now, rates: listed, lastUpdate, counts, sources: { ordered: orderedByKey, states, screened, age: this.ageOf } };
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;
   }

@@ -15,6 +15,11 @@ import { eventually, fileSources, tempDir, writeSource } from '../support/env.js
 import { json, SAMPLE, startHarness, type Harness } from '../support/harness.js';
 import { openStream, ratesOf, type SseStream } from '../stream/sse-client.js';
 
+/** `eventually` for a check that answers null until it finds what it waits for. */
+async function eventuallyFound<T>(check: () => Promise<T | null>, timeoutMs: number): Promise<T> {
+  return (await eventually(check, timeoutMs))!;
+}
+
 const PRESENTATION_FORMS = /[\uFB50-\uFDFF\uFE70-\uFEFF]/;
 /** Thursday 19 November 2026, 23:50 in Tehran: a value is read then. */
 const THURSDAY_LATE = Date.parse('2026-11-19T23:50:00+03:30');
@@ -135,6 +140,10 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
     const usd = await rate('usd_free');
     assert.equal(usd.status, 'ok');
     assert.deepEqual(usd.market, { name: 'tehran', state: 'closed', reason: 'Friday', reason_fa: 'جمعه', opens_at: '2026-11-21T00:00:00+03:30' });
+    // ?expand=sources judges each source's value by the same open-time age: none is rejected as stale.
+    const expanded = json(await get('/v1/rates/usd_free?expand=sources')).rates as { sources: { rejected: string | null }[] }[];
+    assert.ok(expanded[0]!.sources.length > 0);
+    for (const source of expanded[0]!.sources) assert.notEqual(source.rejected, 'stale');
     const btc = await rate('btc_usd');
     assert.equal(btc.status, 'stale', 'crypto never closes: 15 h 10 min is stale');
     assert.deepEqual(btc.market, { name: 'crypto', state: 'open', reason: null, reason_fa: null, opens_at: null });
@@ -163,7 +172,7 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
     assert.equal((await rate('usd_free')).status, 'ok');
     // Saturday 00:25: 35 minutes of open time, past 30.
     clock.set(Date.parse('2026-11-21T00:25:00+03:30'));
-    const stale = await eventually(async () => {
+    const stale = await eventuallyFound(async () => {
       const usd = await rate('usd_free');
       return usd.status === 'stale' ? usd : null;
     }, 5000);
@@ -173,7 +182,7 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
   it('applies a closure an operator declares (in the store; every node rereads it within a second, or at once on a notice) to every rate of the market, and an opening', async () => {
     clock.set(Date.parse('2026-11-21T00:26:00+03:30'));
     await harness.store.calendar.declare('tehran', ['2026-11-21'], 'close', 'Bazaar closed: mourning');
-    const closed = await eventually(async () => {
+    const closed = await eventuallyFound(async () => {
       const usd = await rate('usd_free');
       return usd.market?.state === 'closed' ? usd : null;
     }, 2000);
@@ -189,7 +198,7 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
   it('answers ?at= on a closed day with the last close before it and that day’s market state', async () => {
     clock.set(Date.parse('2026-11-21T00:30:00+03:30'));
     // History records what was served; Friday noon lies after the value was recorded.
-    const response = await eventually(async () => {
+    const response = await eventuallyFound(async () => {
       const answer = await get('/v1/rates/usd_free?at=2026-11-20T12:00:00%2B03:30');
       const body = json(answer);
       return answer.statusCode === 200 && (body.rates as RateJson[])[0]?.status === 'historical' ? body : null;
@@ -206,7 +215,7 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
     await eventually(async () => (await get('/v1/rates/usd_free')).body.includes('"value":1000777,'), 5000);
     clock.set(Date.parse('2026-11-21T10:00:30+03:30'));
     const at = encodeURIComponent(new Date(clock.now()).toISOString());
-    const usd = await eventually(async () => {
+    const usd = await eventuallyFound(async () => {
       const answer = await get(`/v1/rates/usd_free?at=${at}`);
       const first = (json(answer).rates as (RateJson & { value: number | null; grain: string | null })[] | undefined)?.[0];
       return first?.value === 1_000_777 ? first : null;
