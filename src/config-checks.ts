@@ -5,6 +5,7 @@ import { checkDerivedPriority, derivedReferences } from './config-derived.js';
 import type { DerivedReference } from './domain/formula.js';
 import { buildPlans, type Plan } from './domain/plan.js';
 import { DEFAULT_SCREENING, type Screening } from './domain/screening.js';
+import { marketOfReference } from './domain/markets.js';
 
 export interface ReferenceData {
   catalogue: Catalogue;
@@ -15,6 +16,8 @@ export interface ReferenceData {
   screening: Record<string, Screening>;
   /** The config's derived references, checked, in the order they are resolved (each after the derived ones it reads). */
   derived: DerivedReference[];
+  /** Each reference's market by canonical key (config `markets`); null: no market takes it, always open. */
+  marketOf: ReadonlyMap<string, string | null>;
 }
 
 /** The catalogue and the plans built on it, with the config's references checked: what the server and the CLI share. */
@@ -24,7 +27,15 @@ export function loadReferenceData(config: AppConfig): ReferenceData {
   const sourcePriority = checkAgainstCatalogue(config, plans, catalogue);
   const derived = derivedReferences(config, catalogue);
   checkDerivedPriority(sourcePriority, derived);
-  return { catalogue, plans, sourcePriority, screening: screeningRules(config, catalogue), derived };
+  return { catalogue, plans, sourcePriority, screening: screeningRules(config, catalogue), derived, marketOf: marketsOf(config, catalogue) };
+}
+
+/** Each reference's market; a reference a market names must be in the catalogue (key or alias). */
+export function marketsOf(config: AppConfig, catalogue: Catalogue): Map<string, string | null> {
+  for (const spec of config.markets) {
+    for (const name of spec.references) if (!catalogue.lookup(name)) throw new ConfigError(`config: markets.${spec.name}.references: unknown reference "${name}"`);
+  }
+  return new Map(catalogue.references.map((reference) => [reference.key, marketOfReference(reference, config.markets)]));
 }
 
 /**

@@ -7,6 +7,9 @@ import { firstProblem } from './config-errors.js';
 import { parseConfigJson } from './config-json.js';
 import { DERIVED_SOURCE, FormulaError, parseFormula, type Formula } from './domain/formula.js';
 import { SERVICES } from './domain/plan.js';
+import { CATEGORIES } from './domain/reference.js';
+import { DEFAULT_MARKET_SPECS, marketRules, withoutClosures, type MarketSpec } from './domain/markets.js';
+import { knownHolidayCountry } from './catalogue/holidays.js';
 import { isValidTimeZone, ZoneTime } from './domain/time.js';
 import { addressRefusal } from './sources/address-rule.js';
 import { compileFormat, FormatConfigError } from './sources/formats/compile.js';
@@ -78,6 +81,31 @@ export const ScreeningFieldsSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const ReasonFields = {
+  reason: Type.String({ minLength: 1, maxLength: 200, description: 'Why the market is closed, in English' }),
+  reason_fa: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The same in Persian (default: reason)' })),
+};
+
+/** One market (docs/configuration.md#markets); a built-in market's fields given here replace its defaults one by one. */
+export const MarketFieldsSchema = Type.Object(
+  {
+    timezone: Type.Optional(Type.String({ minLength: 1, description: 'The zone its days and weekly times are in' })),
+    weekly: Type.Optional(
+      Type.Array(Type.Object({ from: Type.String({ minLength: 1 }), to: Type.String({ minLength: 1 }), ...ReasonFields }, { additionalProperties: false }), {
+        maxItems: 14,
+        description: 'Weekly closures: from "friday 22:00" to "sunday 22:00", in the market zone',
+      }),
+    ),
+    annual: Type.Optional(Type.Array(Type.Object({ date: Type.String({ pattern: '^\\d{2}-\\d{2}$' }), ...ReasonFields }, { additionalProperties: false }), { maxItems: 366, description: 'Gregorian month-day closures every year: "12-25"' })),
+    holidays: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Z]{2}$' }), Type.Null()], { description: 'A country whose public holidays close the market (date-holidays), e.g. "IR"; null: none' })),
+    references: Type.Optional(Type.Array(Type.String({ pattern: NAME }), { uniqueItems: true })),
+    categories: Type.Optional(Type.Array(Type.Union(CATEGORIES.map((c) => Type.Literal(c))), { uniqueItems: true })),
+    currencies: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Z]{3}$' }), { uniqueItems: true })),
+    default: Type.Optional(Type.Boolean({ description: 'Takes every reference no market names' })),
+  },
+  { additionalProperties: false },
+);
+
 const ConfigFileSchema = Type.Object(
   {
     sources: Type.Optional(Type.Array(SourceSchema, { minItems: 1 })),
@@ -97,6 +125,7 @@ const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    markets: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), MarketFieldsSchema, { description: 'Markets and their calendars; merged over the built-in tehran, international and crypto' })),
     webhooks: Type.Optional(
       Type.Object(
         { allow_private: Type.Optional(Type.Boolean({ description: 'Allow webhook URLs to private and loopback addresses, over http:// too (default false: public https:// only)' })) },
@@ -138,6 +167,8 @@ export interface AppConfig {
   /** Derived references as the config names them (key or alias) → their parsed formula; checked against the catalogue at start. */
   derived?: Record<string, Formula>;
   history: HistoryConfig;
+  /** The markets, built-in ones merged with the config's (each reference's market and closures); references named are checked against the catalogue at start. */
+  markets: MarketSpec[];
   webhooks: WebhooksConfig;
   /** Who may frame the HTML pages (`NERKH_FRAME_ANCESTORS`, CSP `frame-ancestors`); `'none'` unless set. */
   frameAncestors: string;
@@ -224,11 +255,70 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     timezone,
     derived,
     history: { minuteDays: file.history?.minute_days ?? DEFAULT_MINUTE_DAYS },
+    // NERKH_MARKET_CALENDAR=off: the markets keep no weekly, annual or holiday closures (ages count wall time), as before calendars.
+    markets: envChoice(env, 'NERKH_MARKET_CALENDAR', 'on', ['on', 'off']) === 'off' ? withoutClosures(marketSpecs(file.markets ?? {})) : marketSpecs(file.markets ?? {}),
     webhooks: { allowPrivate: file.webhooks?.allow_private ?? false, timeScale: envScale(env, 'NERKH_WEBHOOK_TIME_SCALE') },
     frameAncestors: envFrameAncestors(env),
     metricsToken: envMetricsToken(env),
     shedAfterLagMs: envInteger(env, 'NERKH_SHED_AFTER_LAG_MS', DEFAULT_SHED_AFTER_LAG_MS, 50, 600_000),
   };
+}
+
+type MarketFields = Static<typeof MarketFieldsSchema>;
+
+/**
+ * The built-in markets with the config's merged over them: a field given
+ * replaces the built-in one; a reference, category or currency a configured
+ * market names is taken from the built-in market that named it; a configured
+ * `default` takes over from the built-in one. Two configured markets naming
+ * the same one, a bad time or date, or an unknown holiday country stop the start.
+ */
+function marketSpecs(configured: Record<string, MarketFields>): MarketSpec[] {
+  const given = Object.entries(configured);
+  const claims = { references: new Map<string, string>(), categories: new Map<string, string>(), currencies: new Map<string, string>() };
+  for (const [name, fields] of given) {
+    for (const kind of ['references', 'categories', 'currencies'] as const) {
+      for (const item of fields[kind] ?? []) {
+        const other = claims[kind].get(item);
+        if (other !== undefined) throw new ConfigError(`config: markets.${name}.${kind}: "${item}" is already in markets.${other}.${kind}`);
+        claims[kind].set(item, name);
+      }
+    }
+  }
+  const defaults = given.filter(([, fields]) => fields.default === true).map(([name]) => name);
+  if (defaults.length > 1) throw new ConfigError(`config: markets.${defaults[1]}.default: only one market takes the references no market names (markets.${defaults[0]} does)`);
+  const specs: MarketSpec[] = DEFAULT_MARKET_SPECS.map((spec) => ({
+    ...spec,
+    references: spec.references.filter((item) => !claims.references.has(item)),
+    categories: spec.categories.filter((item) => !claims.categories.has(item)),
+    currencies: spec.currencies.filter((item) => !claims.currencies.has(item)),
+    default: defaults.length > 0 ? false : spec.default,
+  }));
+  for (const [name, fields] of given) {
+    const index = specs.findIndex((spec) => spec.name === name);
+    const base: MarketSpec = index >= 0 ? specs[index]! : { name, timezone: 'UTC', weekly: [], annual: [], holidays: null, references: [], categories: [], currencies: [], default: false };
+    const spec: MarketSpec = {
+      name,
+      timezone: fields.timezone ?? base.timezone,
+      weekly: fields.weekly ?? base.weekly,
+      annual: fields.annual ?? base.annual,
+      holidays: fields.holidays === undefined ? base.holidays : fields.holidays,
+      references: fields.references ?? base.references,
+      categories: fields.categories ?? base.categories,
+      currencies: fields.currencies ?? base.currencies,
+      default: fields.default ?? base.default,
+    };
+    if (!isValidTimeZone(spec.timezone)) throw new ConfigError(`config: markets.${name}.timezone: unknown time zone "${spec.timezone}"`);
+    if (spec.holidays !== null && !knownHolidayCountry(spec.holidays)) throw new ConfigError(`config: markets.${name}.holidays: the holiday library has no country "${spec.holidays}"`);
+    try {
+      marketRules(spec, () => () => new Map());
+    } catch (error) {
+      throw new ConfigError(`config: markets.${name}.${(error as Error).message}`);
+    }
+    if (index >= 0) specs[index] = spec;
+    else specs.push(spec);
+  }
+  return specs;
 }
 
 /** Each formula parsed; one that does not parse stops the start, naming it. Names are checked later, against the catalogue. */

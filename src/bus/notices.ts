@@ -1,9 +1,9 @@
 /**
  * What changed in the store: every node reloads its key directory on an
  * account, key or plan change; the ingest leader rereads manual prices on a
- * price change.
+ * price change; every node rereads the market calendar on a calendar change.
  */
-export const NOTICE_KINDS = ['accounts', 'keys', 'plans', 'prices'] as const;
+export const NOTICE_KINDS = ['accounts', 'keys', 'plans', 'prices', 'calendar'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /**

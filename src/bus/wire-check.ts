@@ -62,6 +62,15 @@ function checkRate(value: unknown, where: string): void {
   need(rate.updated_at === null || isTime(rate.updated_at), `${where}.updated_at`, rate.updated_at);
   need(rate.stale_seconds === undefined || isCount(rate.stale_seconds), `${where}.stale_seconds`, rate.stale_seconds);
   for (const field of NUMBER_TEXT_FIELDS) need(rate[field] === null || isNumberText(rate[field]), `${where}.${field}`, rate[field]);
+  // Absent from a leader of an earlier release: no market.
+  if (rate.market !== undefined && rate.market !== null) {
+    const market = record(rate.market, `${where}.market`);
+    need(isKey(market.name), `${where}.market.name`, market.name);
+    need(market.state === 'open' || market.state === 'closed', `${where}.market.state`, market.state);
+    for (const field of ['reason', 'reason_fa'] as const) need(market[field] === null || (typeof market[field] === 'string' && (market[field] as string).length <= 1000), `${where}.market.${field}`, market[field]);
+    need(market.opens_at === null || isTime(market.opens_at), `${where}.market.opens_at`, market.opens_at);
+    need(Object.keys(market).length === 5, `${where}.market`, market);
+  }
 }
 
 function checkHealth(value: unknown, where: string): void {

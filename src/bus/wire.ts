@@ -1,4 +1,4 @@
-import type { Rate } from '../domain/rate.js';
+import type { MarketField, Rate } from '../domain/rate.js';
 import type { KnownValue } from '../domain/resolve.js';
 import { prepareRate, type RateTime } from '../live/prepare.js';
 import type { PreparedRate } from '../live/snapshot.js';
@@ -86,7 +86,16 @@ export function decodeSnapshot(message: string, time: RateTime, previous: Shared
   }
   checkShape(wire);
   const rates = new Map<string, PreparedRate>();
+  // One market object per market and state, as on the leader: each one's JSON is then made once.
+  const markets = new Map<string, MarketField>();
   for (const rate of wire.rates) {
+    if (rate.market === null) delete rate.market;
+    else if (rate.market !== undefined) {
+      const id = JSON.stringify(rate.market);
+      const known = markets.get(id) ?? previousMarket(previous, rate.key, id);
+      if (known) rate.market = known;
+      else markets.set(id, (rate.market = Object.freeze({ ...rate.market })));
+    }
     const before = previous?.snapshot.rates.get(rate.key);
     rates.set(rate.key, before && sameRate(before.rate, rate) ? before : prepareRate(rate, time, before));
   }
@@ -99,6 +108,12 @@ export function decodeSnapshot(message: string, time: RateTime, previous: Shared
     lastKnown,
     leader: wire.leader,
   };
+}
+
+/** The market object the previous snapshot's rate had, when it is the same market in the same state. */
+function previousMarket(previous: SharedSnapshot | null, key: string, id: string): MarketField | undefined {
+  const market = previous?.snapshot.rates.get(key)?.rate.market;
+  return market && JSON.stringify(market) === id ? market : undefined;
 }
 
 /** A rate unchanged field for field serialises to the same bytes: its prepared form is kept without serialising again. */
@@ -119,7 +134,8 @@ function sameRate(a: Rate, b: Rate): boolean {
     a.day_low === b.day_low &&
     a.prev_close === b.prev_close &&
     a.change === b.change &&
-    a.change_percent === b.change_percent
+    a.change_percent === b.change_percent &&
+    a.market === b.market
   );
 }
 

@@ -15,6 +15,7 @@ export const COMMAND_GROUPS: Record<string, () => Promise<Register>> = {
   keys: async () => (await import('./keys.js')).keyCommands,
   plans: async () => (await import('./plans.js')).planCommands,
   prices: async () => (await import('./prices.js')).priceCommands,
+  calendar: async () => (await import('./calendar.js')).calendarCommands,
   usage: async () => (await import('./usage.js')).usageCommand,
   history: async () => (await import('./history.js')).historyCommands,
   webhooks: async () => (await import('./webhooks.js')).webhookCommands,

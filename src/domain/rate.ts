@@ -62,11 +62,44 @@ export const NO_DAY_FIELDS: DayFields = Object.freeze({ day_open: null, day_high
 /** The candle length a value read from history (`?at=`) came from: a minute's close, an hour's or a day's. */
 export type HistoryGrain = '1m' | '1h' | '1d';
 
+/**
+ * The market a rate trades in, as it stands (docs/api.md#market): open or
+ * closed, why (in English and Persian) and when it opens. One object per
+ * market and state, shared by every rate of that market in a snapshot.
+ */
+export interface MarketField {
+  readonly name: string;
+  readonly state: 'open' | 'closed';
+  readonly reason: string | null;
+  readonly reason_fa: string | null;
+  /** Epoch ms; null while open. */
+  readonly opens_at: number | null;
+}
+
 /** One entry of the detail response, before serialisation; `historical` when read from history (`?at=`). */
 export interface Rate extends Omit<ResolvedRate, 'status'>, DayFields {
   status: RateStatus | 'historical';
   /** Only on rates read from history: the grain of the candle whose close is the value; null when there was none. */
   grain?: HistoryGrain | null;
+  /** The rate's market; absent (served as null) for a reference no market takes. */
+  market?: MarketField;
+}
+
+/** Each market field's JSON, made once per field object (a snapshot shares one per market and state). */
+const marketJson = new WeakMap<MarketField, string>();
+
+/** `,"market":{…}` for a rate: the same text for every rate of a market in a snapshot. */
+export function serialiseMarket(market: MarketField | undefined, time: RateTime): string {
+  if (market === undefined) return ',"market":null';
+  let json = marketJson.get(market);
+  if (json === undefined) {
+    json =
+      `,"market":{"name":${JSON.stringify(market.name)},"state":"${market.state}"` +
+      `,"reason":${market.reason === null ? 'null' : JSON.stringify(market.reason)},"reason_fa":${market.reason_fa === null ? 'null' : JSON.stringify(market.reason_fa)}` +
+      `,"opens_at":${market.opens_at === null ? 'null' : Number.isFinite(market.opens_at) ? JSON.stringify(time.format(market.opens_at)) : 'null'}}`;
+    marketJson.set(market, json);
+  }
+  return json;
 }
 
 const number = (text: string | null) => text ?? 'null';
@@ -89,7 +122,9 @@ export function serialiseRate(rate: Rate, time: RateTime): string {
   return (
     json +
     `,"day_open":${number(rate.day_open)},"day_high":${number(rate.day_high)},"day_low":${number(rate.day_low)}` +
-    `,"prev_close":${number(rate.prev_close)},"change":${number(rate.change)},"change_percent":${number(rate.change_percent)}}`
+    `,"prev_close":${number(rate.prev_close)},"change":${number(rate.change)},"change_percent":${number(rate.change_percent)}` +
+    serialiseMarket(rate.market, time) +
+    '}'
   );
 }
 
@@ -103,6 +138,8 @@ export function serialiseWebserviceEntry(rate: Rate, time: RateTime): string {
     `{"title":${JSON.stringify(rate.title)},"value":${number(rate.value)},"unit":${JSON.stringify(rate.unit)}` +
     `,"currency":${JSON.stringify(rate.currency)},"per":${JSON.stringify(rate.per)}` +
     `,"updated_at":${at === null ? 'null' : JSON.stringify(time.format(at))},"date_jalali":${at === null ? 'null' : JSON.stringify(time.jalaliDate(at))}` +
-    `,"change":${number(rate.change)},"change_percent":${number(rate.change_percent)},"status":"${rate.status}","stale_seconds":${rate.stale_seconds ?? 'null'}}`
+    `,"change":${number(rate.change)},"change_percent":${number(rate.change_percent)},"status":"${rate.status}","stale_seconds":${rate.stale_seconds ?? 'null'}` +
+    serialiseMarket(rate.market, time) +
+    '}'
   );
 }

@@ -35,14 +35,37 @@ export interface Resolution {
   hold: JumpHold | undefined;
 }
 
-/** A value may serve as fresh only if it is younger than its source's max age, and not past its own expiry. */
-export function isFresh(value: SourceValue, maxAgeMs: number, now: number): boolean {
-  return now - value.updatedAt <= maxAgeMs && (value.expiresAt === undefined || now < value.expiresAt);
+/**
+ * How a reference's age is counted: only the time its market was open
+ * (domain/market-calendar.ts). Absent: every millisecond counts.
+ */
+export interface OpenAge {
+  /** Milliseconds open between two instants. */
+  openMs(from: number, to: number): number;
+  /** The instant `ms` of open time after `from` has passed. */
+  addOpen(from: number, ms: number): number;
 }
 
-/** The first moment (epoch ms) a value is no longer fresh: one past its max age, or its own expiry. */
-export function staleFrom(value: SourceValue, maxAgeMs: number): number {
-  return Math.min(value.updatedAt + maxAgeMs + 1, value.expiresAt ?? Infinity);
+/** A value's age at `now`: open-market time when its market has a calendar, else wall time. */
+export function ageOf(updatedAt: number, now: number, age?: OpenAge): number {
+  return age ? age.openMs(updatedAt, now) : now - updatedAt;
+}
+
+/**
+ * A value may serve as fresh only if it is younger than its source's max age
+ * (counting only its market's open time), and not past its own expiry.
+ */
+export function isFresh(value: SourceValue, maxAgeMs: number, now: number, age?: OpenAge): boolean {
+  if (value.expiresAt !== undefined && now >= value.expiresAt) return false;
+  // Open time is never more than wall time: a value young by the wall clock needs no calendar.
+  const wall = now - value.updatedAt;
+  return wall <= maxAgeMs || (age !== undefined && age.openMs(value.updatedAt, now) <= maxAgeMs);
+}
+
+/** The first moment (epoch ms) a value is no longer fresh: one past its max age of open time, or its own expiry. */
+export function staleFrom(value: SourceValue, maxAgeMs: number, age?: OpenAge): number {
+  const aged = age ? age.addOpen(value.updatedAt, maxAgeMs + 1) : value.updatedAt + maxAgeMs + 1;
+  return Math.min(aged, value.expiresAt ?? Infinity);
 }
 
 /** Whether a value lies inside its reference's sanity band (inclusive; an absent bound is open). */
@@ -51,8 +74,8 @@ export function inBand(reference: Reference, value: number): boolean {
 }
 
 /** Whether a source's value for a reference may serve as fresh: healthy source, young value, inside the band. */
-function servableNow(reference: Reference, source: SourceView, value: SourceValue | undefined, now: number): value is SourceValue {
-  return value !== undefined && source.healthy && isFresh(value, source.maxAgeMs, now) && inBand(reference, value.value);
+function servableNow(reference: Reference, source: SourceView, value: SourceValue | undefined, now: number, age?: OpenAge): value is SourceValue {
+  return value !== undefined && source.healthy && isFresh(value, source.maxAgeMs, now, age) && inBand(reference, value.value);
 }
 
 /**
@@ -74,20 +97,22 @@ export function resolveReference(
   lastKnown: KnownValue | undefined,
   screening: Screening,
   hold?: JumpHold,
+  /** How the reference's age counts (its market's open time); wall time when absent. */
+  age?: OpenAge,
 ): Resolution {
   const base = { key: reference.key, title: reference.title, unit: reference.unit, currency: reference.currency, per: reference.per, source_key: reference.source_key };
   const key = reference.source_key;
   const last = lastKnown && inBand(reference, lastKnown.value.value) ? lastKnown : undefined;
 
   let fresh = 0;
-  for (const source of sources) if (servableNow(reference, source, source.items.get(key), now)) fresh++;
+  for (const source of sources) if (servableNow(reference, source, source.items.get(key), now, age)) fresh++;
   let screened: Map<string, ScreenedOut> | null = null;
   if (fresh >= MIN_VALUES_FOR_OUTLIERS) {
     const values: number[] = [];
     const names: string[] = [];
     for (const source of sources) {
       const value = source.items.get(key);
-      if (servableNow(reference, source, value, now)) {
+      if (servableNow(reference, source, value, now, age)) {
         values.push(value.value);
         names.push(source.name);
       }
@@ -99,14 +124,14 @@ export function resolveReference(
   for (const source of sources) {
     const value = source.items.get(key);
     if (!value || !inBand(reference, value.value) || screened?.get(source.name) === 'outlier') continue;
-    if (source.healthy && isFresh(value, source.maxAgeMs, now)) {
+    if (source.healthy && isFresh(value, source.maxAgeMs, now, age)) {
       const since = hold?.source === source.name ? hold.since : now;
       if (
         screening.maxJumpPercent === null ||
         last === undefined ||
         !isJump(value.value, last.value.value, screening.maxJumpPercent) ||
         now - since >= screening.confirmMs ||
-        confirmedElsewhere(reference, sources, source, value.value, now, screened, screening.maxJumpPercent)
+        confirmedElsewhere(reference, sources, source, value.value, now, screened, screening.maxJumpPercent, age)
       ) {
         return { rate: { ...base, value: value.raw, updated_at: value.updatedAt, status: 'ok', source: source.name }, screened, hold: nextHold };
       }
@@ -126,7 +151,8 @@ export function resolveReference(
       updated_at: newest.value.updatedAt,
       status: 'stale',
       source: newest.source,
-      stale_seconds: Math.max(0, Math.floor((now - newest.value.updatedAt) / 1000)),
+      // Its age as open-market time: a closed market's hours add nothing.
+      stale_seconds: Math.max(0, Math.floor(ageOf(newest.value.updatedAt, now, age) / 1000)),
     };
     return { rate, screened, hold: nextHold };
   }
@@ -142,10 +168,11 @@ function confirmedElsewhere(
   now: number,
   screened: ReadonlyMap<string, ScreenedOut> | null,
   maxJumpPercent: number,
+  age?: OpenAge,
 ): boolean {
   for (const other of sources) {
     const its = other.items.get(reference.source_key);
-    if (other !== jumping && servableNow(reference, other, its, now) && screened?.get(other.name) !== 'outlier' && sameLevel(its.value, value, maxJumpPercent)) return true;
+    if (other !== jumping && servableNow(reference, other, its, now, age) && screened?.get(other.name) !== 'outlier' && sameLevel(its.value, value, maxJumpPercent)) return true;
   }
   return false;
 }

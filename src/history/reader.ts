@@ -160,12 +160,13 @@ export class HistoryReader {
   /**
    * The candle whose close stands for the value served at `at`: the last
    * candle that ended by `at`, so its close was recorded by then and never
-   * after. Of the last minute, hour and day candles that ended by `at`, the
-   * one that ended last (the finer on a tie): minute candles where they are
-   * kept, else hourly ones, else daily ones. Values are recorded when they
-   * change, so the last candle to end before `at` holds the value still
-   * served at `at`. A candle still open at `at` is never used: its close may
-   * have come after `at`. The grain it was read at goes with it, as the
+   * after. A candle still open at `at` is used when its close was recorded
+   * by `at` (its `closeAt`, the close's own time, is not after `at`), so
+   * `?at=<now>` answers the value served now. Else, of the last minute, hour
+   * and day candles that ended by `at`, the one that ended last (the finer on
+   * a tie): minute candles where they are kept, else hourly ones, else daily
+   * ones. Values are recorded when they change, so the last candle to end
+   * before `at` holds the value still served at `at`. The grain it was read at goes with it, as the
    * answer names it (an invoice must show whether it holds a minute's close
    * or a day's).
    */
@@ -176,6 +177,14 @@ export class HistoryReader {
     };
     // A candle has ended by `at` when it ends at `at` + 1 ms at the latest: its values were all served by `at`.
     const latestEnd = at + 1;
+    // A candle still open at `at` stands for the value served then when its close was recorded by `at`: nothing came
+    // after it until `at`, so `?at=<now>` answers the value served now. The finest grain kept decides.
+    for (const grain of ['minute', 'hour', 'day'] as const) {
+      const holding = recent(grain, at, await this.read(() => this.repository.lastAtOrBefore(grain, reference, at)));
+      if (!holding) continue;
+      if (this.buckets.next(holding.start, INTERVAL_OF[grain]) > latestEnd && holding.closeAt <= at) return { candle: holding, grain };
+      break;
+    }
     let best: { candle: Candle; grain: Grain } | null = null;
     let bestEnd = -Infinity;
     for (const grain of ['minute', 'hour', 'day'] as const) {

@@ -7,6 +7,7 @@ import type { UsageMeter } from '../usage/meter.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { HistoryReader } from '../history/reader.js';
 import type { ZoneTime } from '../domain/time.js';
+import type { Markets } from '../live/markets.js';
 import type { RefreshTiers } from '../live/refresh-tiers.js';
 import type { CatalogueRenderer } from '../render/catalogue.js';
 import type { DetailRenderer } from '../render/detail.js';
@@ -58,4 +59,6 @@ export interface AppDeps {
   metricsToken: string | null;
   /** What the node waits for before it holds rates, in words (`/readyz` says it); null when nothing, or unknown. */
   waitingFor?(now: number): string | null;
+  /** The markets and their calendars (`/v1/calendar`, the status page, the board); the built-in ones, without closures declared, unless given. */
+  markets?: Markets;
 }

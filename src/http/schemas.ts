@@ -108,6 +108,21 @@ const SourceViewSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const MarketSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The market the reference trades in (config `markets`): tehran, international, crypto by default' }),
+    state: StringEnum(['open', 'closed']),
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it is closed, in English ("Friday", "Nowruz", an operator\'s text); null while open', examples: ['Friday'] }),
+    reason_fa: Type.Union([Type.String(), Type.Null()], { description: 'The same in Persian (ordinary letters); null while open', examples: ['جمعه'] }),
+    opens_at: Type.Union([Timestamp, Type.Null()], { description: 'When it opens again, in the configured zone; null while open' }),
+  },
+  {
+    $id: 'Market',
+    additionalProperties: false,
+    description: "The reference's market as it stands: while it is closed a value fresh at the close stays `ok` (its age counts only open time)",
+  },
+);
+
 export const RateSchema = Type.Object(
   {
     key: Type.String(),
@@ -135,6 +150,7 @@ export const RateSchema = Type.Object(
     prev_close: DayNumber('The last value served on the previous day'),
     change: DayNumber('value − prev_close, exactly'),
     change_percent: DayNumber('change ÷ prev_close × 100, two decimals'),
+    market: Type.Union([Type.Ref(MarketSchema), Type.Null()], { description: 'Its market; null for a reference no market takes (always open)' }),
     sources: Type.Optional(
       Type.Array(SourceViewSchema, { description: "With ?expand=sources: every configured source's view of this reference, in priority order, as of the snapshot" }),
     ),
@@ -283,7 +299,7 @@ export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorSchema)]));
 }
 
-export const SHARED_SCHEMAS: TSchema[] = [CurrencySchema, ErrorSchema, ReferenceSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
+export const SHARED_SCHEMAS: TSchema[] = [CurrencySchema, ErrorSchema, ReferenceSchema, MarketSchema, RateSchema, CatalogueResponse, DetailResponse, StatusResponse, HealthResponse];
 
 export const WebserviceEntrySchema = Type.Object(
   {
@@ -298,6 +314,7 @@ export const WebserviceEntrySchema = Type.Object(
     change_percent: Type.Union([Type.Number(), Type.Null()], { description: 'change in percent of the previous close, two decimals; null when not known' }),
     status: Type.Union([Type.Literal('ok'), Type.Literal('stale'), Type.Literal('unavailable')]),
     stale_seconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Age of a stale value in seconds; null while fresh' }),
+    market: Type.Union([Type.Ref(MarketSchema), Type.Null()], { description: 'Its market; null for a reference no market takes' }),
   },
   { $id: 'WebserviceEntry', additionalProperties: false },
 );
@@ -514,3 +531,25 @@ export const BrsapiMarketResponse = Type.Object(
 );
 
 SHARED_SCHEMAS.push(NavasanItemSchema, NavasanLatestResponse, NavasanCandleSchema, NavasanOhlcResponse, NavasanUsageResponse, BrsapiItemSchema, BrsapiMarketResponse);
+export const ClosedDaySchema = Type.Object(
+  {
+    date: Type.String({ description: 'Gregorian date in the market\'s zone, YYYY-MM-DD', examples: ['2027-03-21'] }),
+    date_jalali: Type.String({ description: 'Solar Hijri date in the market\'s zone, YYYY/MM/DD', examples: ['1406/01/01'] }),
+    reason: Type.String({ description: 'Why it is closed, in English', examples: ['Nowruz'] }),
+    reason_fa: Type.String({ description: 'The same in Persian', examples: ['نوروز'] }),
+  },
+  { $id: 'ClosedDay', additionalProperties: false },
+);
+
+export const CalendarResponse = Type.Object(
+  {
+    ...Ok,
+    market: Type.String(),
+    from: Type.String({ description: 'First day, YYYY-MM-DD' }),
+    to: Type.String({ description: 'Last day, included, YYYY-MM-DD' }),
+    closed: Type.Array(Type.Ref(ClosedDaySchema), { description: 'One entry per closed day, in date order' }),
+  },
+  { $id: 'CalendarResponse', additionalProperties: false },
+);
+
+SHARED_SCHEMAS.push(ClosedDaySchema, CalendarResponse);

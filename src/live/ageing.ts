@@ -1,6 +1,8 @@
 import type { Rate, RateStatus } from '../domain/rate.js';
 import { prepareRate, type RateTime } from './prepare.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
+import { ageOf } from '../domain/resolve.js';
+import type { Markets } from './markets.js';
 
 /**
  * A snapshot as it stands at `now` from what it holds alone: a fresh value
@@ -10,13 +12,19 @@ import type { PreparedRate, Snapshot } from './snapshot.js';
  * what it serves never claims a freshness it no longer has. Without the
  * sources it cannot fail over; the leader does that once it is back.
  *
+ * Ages count only the open time of each rate's market, and each rate's
+ * market state moves on with this node's own calendar.
+ *
  * Returns `snapshot` itself when nothing changes. `maxAgeMs` is per source name.
  */
-export function ageSnapshot(snapshot: Snapshot, now: number, maxAgeMs: ReadonlyMap<string, number>, time: RateTime): Snapshot {
+export function ageSnapshot(snapshot: Snapshot, now: number, maxAgeMs: ReadonlyMap<string, number>, time: RateTime, markets: Markets | null = null): Snapshot {
   let rates: Map<string, PreparedRate> | null = null;
   const counts = { ok: 0, stale: 0, unavailable: 0 };
+  const fields = markets?.fields(now) ?? null;
   for (const [key, prepared] of snapshot.rates) {
-    const aged = ageRate(prepared.rate, now, maxAgeMs);
+    let aged = ageRate(prepared.rate, now, maxAgeMs, markets);
+    const market = fields && prepared.rate.market ? fields.byName.get(prepared.rate.market.name) : undefined;
+    if (market && market !== aged.market) aged = { ...aged, market };
     // A snapshot holds only live rates ('historical' is for answers read from history).
     counts[aged.status as RateStatus]++;
     if (aged === prepared.rate) {
@@ -42,13 +50,14 @@ export function ageSnapshot(snapshot: Snapshot, now: number, maxAgeMs: ReadonlyM
   return { version: snapshot.version, builtAt: now, rates, lastUpdate: snapshot.lastUpdate, counts };
 }
 
-function ageRate(rate: Rate, now: number, maxAgeMs: ReadonlyMap<string, number>): Rate {
+function ageRate(rate: Rate, now: number, maxAgeMs: ReadonlyMap<string, number>, markets: Markets | null): Rate {
   if (rate.updated_at === null || rate.status === 'unavailable') return rate;
-  const staleSeconds = Math.max(0, Math.floor((now - rate.updated_at) / 1000));
+  const age = ageOf(rate.updated_at, now, markets?.calendarOf(rate.key));
+  const staleSeconds = Math.max(0, Math.floor(age / 1000));
   if (rate.status === 'ok') {
     const maxAge = rate.source === null ? undefined : maxAgeMs.get(rate.source);
-    // Fresh while younger than its source's max age, exactly as the resolver decides it.
-    if (maxAge === undefined || now - rate.updated_at <= maxAge) return rate;
+    // Fresh while younger than its source's max age (of open time), exactly as the resolver decides it.
+    if (maxAge === undefined || age <= maxAge) return rate;
     return { ...rate, status: 'stale', stale_seconds: staleSeconds };
   }
   return rate.stale_seconds === staleSeconds ? rate : { ...rate, stale_seconds: staleSeconds };

@@ -1,6 +1,6 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { DERIVED_SOURCE, type DerivedReference } from '../domain/formula.js';
-import { resolveReference, staleFrom, type JumpHold, type KnownValue, type ScreenedOut, type SourceView } from '../domain/resolve.js';
+import { resolveReference, staleFrom, type JumpHold, type KnownValue, type OpenAge, type ScreenedOut, type SourceView } from '../domain/resolve.js';
 import type { Rate } from '../domain/rate.js';
 import { DEFAULT_SCREENING, type Screening } from '../domain/screening.js';
 import type { ZoneTime } from '../domain/time.js';
@@ -8,6 +8,7 @@ import type { SourceMonitor } from '../sources/monitor.js';
 import { Derivations } from './derived.js';
 import { assessDerived } from './derived-health.js';
 import { MarketDays, type DaySeed } from './market-day.js';
+import type { Markets } from './markets.js';
 import { prepareRate } from './prepare.js';
 import type { PreparedRate, Snapshot } from './snapshot.js';
 
@@ -29,6 +30,7 @@ export class RatesEngine {
   private readonly orderFor: (sources: SourceView[]) => SourceView[][];
   private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
   private ticker: NodeJS.Timeout | null = null;
+  private unlistenMarkets: (() => void) | null = null;
   private scheduled = false;
   /** Set by source changes; cleared by a rebuild. */
   private sourcesChanged = true;
@@ -51,6 +53,8 @@ export class RatesEngine {
     screening: Record<string, Screening> = {},
     /** The derived references, each after the derived ones it reads (config-derived.ts). */
     private readonly derived: readonly DerivedReference[] = [],
+    /** The markets and their calendars: a reference's age counts its market's open time, and each rate says its market's state. */
+    private readonly markets: Markets | null = null,
   ) {
     this.derivations = derived.length > 0 ? new Derivations(catalogue, derived) : null;
     this.resolveOrder = this.derivations?.order ?? catalogue.references.map((_, index) => index);
@@ -58,6 +62,9 @@ export class RatesEngine {
     this.screenings = catalogue.references.map((reference) => screening[reference.key] ?? DEFAULT_SCREENING);
     this.snapshot = { version: 0, builtAt: time.now(), rates: new Map(), lastUpdate: null, counts: { ok: 0, stale: 0, unavailable: 0 } };
   }
+
+  /** Each reference's calendar, for `?expand=sources` to judge ages as the resolver did. */
+  private readonly ageOf = (key: string): OpenAge | undefined => this.markets?.calendarOf(key);
 
   current(): Snapshot {
     return this.snapshot;
@@ -94,6 +101,8 @@ export class RatesEngine {
   }
 
   async start(): Promise<void> {
+    // An operator's closure or opening changes ages and states at once.
+    this.unlistenMarkets = this.markets?.onChange(() => this.schedule()) ?? null;
     this.monitor.onChange(() => {
       this.sourcesChanged = true;
       this.schedule();
@@ -107,6 +116,8 @@ export class RatesEngine {
   stop(): void {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
+    this.unlistenMarkets?.();
+    this.unlistenMarkets = null;
     this.monitor.stop();
   }
 
@@ -145,6 +156,9 @@ export class RatesEngine {
     let lastUpdate: number | null = null;
     const day = this.time.day(now);
     this.nextMidnight = this.time.nextMidnight(now);
+    // Every market's state, worked out once for the whole build (and kept until one of them changes).
+    const markets = this.markets?.fields(now) ?? null;
+    if (markets) nextExpiry = markets.until;
     const orderedByKey = new Map<string, readonly SourceView[]>();
     const screened = new Map<string, ReadonlyMap<string, ScreenedOut>>();
 
@@ -153,7 +167,8 @@ export class RatesEngine {
       derived?.prepare(reference);
       const sources = ordered[index]!;
       const screening = this.screenings[index]!;
-      const resolution = resolveReference(reference, sources, now, this.lastKnown.get(reference.key), screening, this.holds.get(reference.key));
+      const calendar: OpenAge | undefined = this.markets?.calendarOf(reference.key);
+      const resolution = resolveReference(reference, sources, now, this.lastKnown.get(reference.key), screening, this.holds.get(reference.key), calendar);
       const resolved = resolution.rate;
       orderedByKey.set(reference.key, sources);
       if (resolution.hold) {
@@ -163,11 +178,13 @@ export class RatesEngine {
       if (resolution.screened) screened.set(reference.key, resolution.screened);
       counts[resolved.status]++;
       const rate: Rate = { ...resolved, ...this.days.fieldsFor(reference.key, resolved.value, day) };
+      const marketName = markets ? this.markets!.marketOf(reference.key) : null;
+      if (marketName !== null) rate.market = markets!.byName.get(marketName);
       let freshUntil = -Infinity;
       if (rate.value !== null && rate.source !== null && rate.updated_at !== null) {
         this.lastKnown.set(reference.key, { value: { raw: rate.value, value: Number(rate.value), updatedAt: rate.updated_at }, source: rate.source });
         if (lastUpdate === null || rate.updated_at > lastUpdate) lastUpdate = rate.updated_at;
-        if (rate.status === 'ok') nextExpiry = Math.min(nextExpiry, (freshUntil = servedStaleFrom(sources, rate.source, reference.source_key)));
+        if (rate.status === 'ok') nextExpiry = Math.min(nextExpiry, (freshUntil = servedStaleFrom(sources, rate.source, reference.source_key, calendar)));
       }
       derived?.record(reference.key, resolved, freshUntil);
       const old = previous.rates.get(reference.key);
@@ -184,7 +201,7 @@ export class RatesEngine {
     const listed = derived ? new Map(this.catalogue.references.map((reference) => [reference.key, rates.get(reference.key)!])) : rates;
     // The derived source's state as every node's status works it out from this snapshot (live/derived-health.ts).
     if (derived) states.set(DERIVED_SOURCE, assessDerived(this.derived, listed).state);
-    this.snapshot = { version: previous.version + 1, builtAt: now, rates: listed, lastUpdate, counts, sources: { ordered: orderedByKey, states, screened } };
+    this.snapshot = { version: previous.version + 1, builtAt: now, rates: listed, lastUpdate, counts, sources: { ordered: orderedByKey, states, screened, age: this.ageOf } };
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;
   }
@@ -229,8 +246,8 @@ function priorityOrder(catalogue: Catalogue, names: string[], sourcePriority: Re
 const PLAIN = 'plain';
 
 /** When the value served from source `name` stops being fresh: past its source's max age, or at its own expiry (a manual price's). */
-function servedStaleFrom(sources: readonly SourceView[], name: string, sourceKey: string): number {
+function servedStaleFrom(sources: readonly SourceView[], name: string, sourceKey: string, age?: OpenAge): number {
   const view = sources.find((source) => source.name === name);
   const value = view?.items.get(sourceKey);
-  return view && value ? staleFrom(value, view.maxAgeMs) : Infinity;
+  return view && value ? staleFrom(value, view.maxAgeMs, age) : Infinity;
 }

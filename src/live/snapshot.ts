@@ -1,5 +1,5 @@
 import type { Rate } from '../domain/rate.js';
-import type { ScreenedOut, SourceView } from '../domain/resolve.js';
+import type { OpenAge, ScreenedOut, SourceView } from '../domain/resolve.js';
 import type { SourceState } from '../sources/monitor.js';
 
 /** A rate serialised once, with a fingerprint for ETags. */
@@ -25,6 +25,8 @@ export interface SourcesAtBuild {
   readonly states: ReadonlyMap<string, SourceState>;
   /** Fresh values screened out, by reference key, then source name; references with none are absent. */
   readonly screened: ReadonlyMap<string, ReadonlyMap<string, ScreenedOut>>;
+  /** How a reference's age was counted (its market's open time); absent or undefined: wall time. */
+  readonly age?: (key: string) => OpenAge | undefined;
 }
 
 /**

@@ -51,7 +51,7 @@ export function describeSources(reference: Reference, rate: Rate, snapshot: Snap
     else if (screened?.has(source.name)) rejected = screened.get(source.name)!;
     else if (used) rejected = null;
     else if (!source.healthy) rejected = 'unhealthy';
-    else if (!isFresh(value, source.maxAgeMs, snapshot.builtAt)) rejected = 'stale';
+    else if (!isFresh(value, source.maxAgeMs, snapshot.builtAt, at.age?.(reference.key))) rejected = 'stale';
     const report: SourceReport = { name: source.name, value: value.raw, updatedAt: value.updatedAt, state, used, rejected, droppedReason: null };
     if (isDerivedView(source)) report.inputs = source.inputs.get(reference.source_key) ?? [];
     return report;

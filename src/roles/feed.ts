@@ -3,6 +3,7 @@ import type { DerivedReference } from '../domain/formula.js';
 import type { ZoneTime } from '../domain/time.js';
 import { ageSnapshot, sameRates } from '../live/ageing.js';
 import { assessDerived, derivedHealth, type DerivedAssessment } from '../live/derived-health.js';
+import type { Markets } from '../live/markets.js';
 import { RefreshTiers } from '../live/refresh-tiers.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { healthAt, type SourceHealth, type SourceType } from '../sources/health.js';
@@ -24,6 +25,8 @@ export interface FeedOptions {
   localHealth: (now: number) => SourceHealth[] | null;
   /** The derived references (config `derived`): listed as one more source, `derived`, when there are any. */
   derived?: readonly DerivedReference[];
+  /** The markets' calendars: ages count open time while this node ages its snapshot itself. */
+  markets?: Markets;
 }
 
 /**
@@ -111,7 +114,7 @@ export class SnapshotFeed {
     const history = this.snapshots;
     if (!history.held || (this.options.bus.healthy && now - this.lastHeard < QUIET_MS)) return;
     const served = history.latest();
-    const aged = ageSnapshot(served, now, this.maxAgeMs, this.options.time);
+    const aged = ageSnapshot(served, now, this.maxAgeMs, this.options.time, this.options.markets ?? null);
     if (aged !== served) history.push(aged);
   }
 }

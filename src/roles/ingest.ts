@@ -10,6 +10,7 @@ import type { DerivedReference } from '../domain/formula.js';
 import type { Screening } from '../domain/screening.js';
 import { RatesEngine } from '../live/engine.js';
 import type { DaySeed } from '../live/market-day.js';
+import type { Markets } from '../live/markets.js';
 import type { Snapshot } from '../live/snapshot.js';
 import type { Logger } from '../log.js';
 import { ManualSourceReader, type ManualPriceStore } from '../sources/manual.js';
@@ -57,6 +58,8 @@ export interface IngestOptions {
   manualPrices?: ManualPriceStore;
   /** Change notices: a price change announced by `nerkh prices` makes manual sources look at once. */
   notices?: Notices;
+  /** The markets' calendars (ages count open time; rates carry their market's state); none: always open. */
+  markets?: Markets;
 }
 
 /** What a writer of the history's past is told of the spell of leadership it writes for. */
@@ -155,7 +158,7 @@ export class IngestRole {
     const wantedKeys = new Set(catalogue.references.map((reference) => reference.source_key));
     const readerFor = (source: SourceConfig, parsing: DocumentParseThreads) => (source.type === 'manual' ? manualReader(source, this.options) : createReader(source, time.clock, wantedKeys, parsing));
     const monitor = new SourceMonitor(config.sources, time.clock, { logger, wantedKeys, references: catalogue.references, readerFor });
-    const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening, derived);
+    const engine = new RatesEngine(catalogue, monitor, time, sourcePriority, screening, derived, this.options.markets ?? null);
     const recorder = this.options.openRecorder?.() ?? null;
     // Serve the same last known values as the leader before: its memory travels with every snapshot.
     const latest = bus.latest();

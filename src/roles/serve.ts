@@ -36,6 +36,8 @@ export interface ServeOptions {
   frameAncestors: AppDeps['frameAncestors'];
   metricsToken: AppDeps['metricsToken'];
   waitingFor: AppDeps['waitingFor'];
+  /** The markets' calendars (`/v1/calendar`, the status page, the board). */
+  markets?: AppDeps['markets'];
 }
 
 export interface ServeRole {
@@ -59,7 +61,7 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
   directory.start();
   // A price change is the ingest leader's business (roles/ingest.ts); every other change may touch access.
   const stopNotices = backends.notices.onNotice((kind) => {
-    if (kind !== 'prices') void directory.poll();
+    if (kind !== 'prices' && kind !== 'calendar') void directory.poll();
   });
 
   const meter = new UsageMeter(store.usage, store.keys, time, store.health);
@@ -101,6 +103,7 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
     frameAncestors: options.frameAncestors,
     metricsToken: options.metricsToken,
     waitingFor: options.waitingFor,
+    markets: options.markets,
   });
 
   return {

@@ -6,6 +6,8 @@ import type { BackfillSummary } from '../demo/backfill.js';
 import type { Clock } from '../domain/clock.js';
 import { ZoneTime } from '../domain/time.js';
 import { openHistory } from '../history/open.js';
+import { CalendarSync } from '../live/calendar-sync.js';
+import { Markets } from '../live/markets.js';
 import { createMetrics } from '../http/metrics.js';
 import { createLogger, type Logger } from '../log.js';
 import { openBackends } from '../roles/backends.js';
@@ -88,7 +90,8 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const role = options.role ?? 'all';
   const time = new ZoneTime(config.timezone, options.clock);
   const logger = options.logger ?? createLogger(config.logLevel);
-  const { catalogue, plans, sourcePriority, screening, derived } = loadReferenceData(config);
+  const { catalogue, plans, sourcePriority, screening, derived, marketOf } = loadReferenceData(config);
+  const markets = new Markets(config.markets, marketOf);
 
   const store = await openStoreWaiting(config, options, time, logger);
   logStoreChanges(store, logger, time.clock);
@@ -106,6 +109,9 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
       }),
   );
   await backends.start();
+  // Every node keeps the operators' closures and openings as the store has them, from the start on.
+  const calendarSync = new CalendarSync(markets, store.calendar, backends.notices, logger);
+  await calendarSync.start();
 
   // History: only the ingest leader records (a recorder per spell of leadership); every serving node reads the store.
   // Webhooks: only the ingest leader evaluates alerts and sends, fenced by its epoch like the history.
@@ -140,11 +146,12 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
         openWebhooks,
         manualPrices: store.manualPrices,
         notices: backends.notices,
+        markets,
       })
     : null;
 
   const longest = Math.max(...[...plans.values()].map((plan) => plan.refresh_interval_seconds));
-  const feed = new SnapshotFeed({ bus: backends.bus, time, sources: config.sources, longestIntervalSeconds: longest, localHealth: (now) => ingest?.health(now) ?? null, derived });
+  const feed = new SnapshotFeed({ bus: backends.bus, time, sources: config.sources, longestIntervalSeconds: longest, localHealth: (now) => ingest?.health(now) ?? null, derived, markets });
   feed.start();
   // A node that leads now starts listening with its first snapshot built; any other serves what the bus brings.
   await ingest?.start();
@@ -169,6 +176,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
           frameAncestors: config.frameAncestors,
           metricsToken: config.metricsToken,
           waitingFor: waiting,
+          markets,
         });
   // Only the built-in setup makes the demo account: a deployment that has a config makes its own accounts.
   const demoKey = config.demo && config.configPath === null && served ? await ensureDemoAccount(store, logger) : null;
@@ -227,6 +235,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
       await app.close();
       await served?.close();
       feed.stop();
+      calendarSync.stop();
       await backends.close();
       clearInterval(storeCheck);
       await store.close(closeOptions);

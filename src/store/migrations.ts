@@ -253,6 +253,22 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '011_market_calendar': {
+      async up(db: Kysely<unknown>) {
+        // What operators declared per market and local day: a closure (with its reason) or an opening; one row a day, the latest wins.
+        await db.schema
+          .createTable('market_calendar')
+          .addColumn('market', 'text', (c) => c.notNull())
+          .addColumn('day', 'text', (c) => c.notNull())
+          .addColumn('action', 'text', (c) => c.notNull())
+          .addColumn('reason', 'text')
+          .addColumn('set_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('market_calendar_pk', ['market', 'day'])
+          .execute();
+        // Row 6: bumped by every change, so every node rereads the declarations only when they changed.
+        await sql`insert into store_revision (id, revision) values (6, 0)`.execute(db);
+      },
+    },
   };
 }
 

@@ -186,6 +186,15 @@ export interface ManualPriceLogTable {
   at: number;
 }
 
+/** An operator's declaration for one local day (YYYY-MM-DD in the market's zone) of a market: `close` with its reason, or `open`. */
+export interface MarketCalendarTable {
+  market: string;
+  day: string;
+  action: 'close' | 'open';
+  reason: string | null;
+  set_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -203,4 +212,5 @@ export interface Database {
   webhook_log: WebhookLogTable;
   manual_prices: ManualPricesTable;
   manual_price_log: ManualPriceLogTable;
+  market_calendar: MarketCalendarTable;
 }

@@ -8,6 +8,7 @@ import { HistoryRepository } from './history.js';
 import { RangeReadPool } from './range-pool.js';
 import { KeyRepository } from './keys.js';
 import { ManualPriceRepository } from './manual-prices.js';
+import { MarketCalendarRepository } from './market-calendar.js';
 import { UsageRepository } from './usage.js';
 import { WebhookRepository } from './webhooks.js';
 
@@ -19,6 +20,7 @@ export class Store {
   readonly history: HistoryRepository;
   readonly webhooks: WebhookRepository;
   readonly manualPrices: ManualPriceRepository;
+  readonly calendar: MarketCalendarRepository;
   readonly health: StoreHealth;
   /** The SQLite file's inode when opened: a different one (or none) means the file was removed or replaced. */
   private readonly sqliteInode: bigint | null;
@@ -41,6 +43,7 @@ export class Store {
     this.history = new HistoryRepository(connection.db, connection.sqlite, this.rangePool, location);
     this.webhooks = new WebhookRepository(connection.db);
     this.manualPrices = new ManualPriceRepository(connection.db);
+    this.calendar = new MarketCalendarRepository(connection.db);
     this.health = health;
     this.sqliteInode = connection.sqliteFile ? inodeOf(connection.sqliteFile) : null;
   }

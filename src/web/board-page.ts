@@ -19,8 +19,9 @@
  *
  * `/board?mode=tv` is the same page laid out for a shop's screen (see
  * board-tv-style.ts). Both layouts flash a price only when it changes, dim a
- * stale one with its age, and say over the whole board when the link to the
- * server has been down, since when.
+ * stale one with its age, say "market closed" with the reason instead where
+ * the rate's market is closed (a closed market is not a stale price), and
+ * say over the whole board when the link to the server has been down, since when.
  */
 import { BOARD_TV_STYLE } from './board-tv-style.js';
 
@@ -151,6 +152,13 @@ export const BOARD_SCRIPT = `'use strict';
     return 'کهنه، ' + age(seconds);
   }
 
+  /** "بازار تعطیل است: جمعه · market closed: Friday": the market's reason in Persian and English. */
+  function closedText(market) {
+    var fa = market.reason_fa || market.reason;
+    var en = market.reason || market.reason_fa;
+    return 'بازار تعطیل است' + (fa ? ': ' + fa : '') + ' · market closed' + (en ? ': ' + en : '');
+  }
+
   /** "۵ دقیقه پیش", in the same steps as the status page's ages. */
   function age(seconds) {
     if (seconds < 60) return ages.format(-seconds, 'second');
@@ -181,10 +189,12 @@ export const BOARD_SCRIPT = `'use strict';
     }
     // The time of day as the service's zone gives it ("…T14:03:07+03:30"), in Persian digits.
     row.time.textContent = rate.updated_at ? digits(rate.updated_at.slice(11, 19)) : '';
+    // A closed market is not a stale price: the board says the market is closed, and why, instead of a stale mark.
+    var closed = rate.market && rate.market.state === 'closed' && rate.value !== null;
     // A stale value's age counts on between events (see tick), from when this browser was told it.
-    row.staleSince = rate.status === 'stale' && typeof rate.stale_seconds === 'number' ? Date.now() - rate.stale_seconds * 1000 : null;
-    row.age.textContent = row.staleSince === null ? '' : staleText(rate.stale_seconds);
-    row.li.dataset.status = rate.status;
+    row.staleSince = !closed && rate.status === 'stale' && typeof rate.stale_seconds === 'number' ? Date.now() - rate.stale_seconds * 1000 : null;
+    row.age.textContent = closed ? closedText(rate.market) : row.staleSince === null ? '' : staleText(rate.stale_seconds);
+    row.li.dataset.status = closed ? 'closed' : rate.status;
     row.shown = rate.value;
     // Only a new value flashes: a stale one is sent again at every refresh with its age grown, and a
     // snapshot after a reconnect repeats what the board already shows.
@@ -470,6 +480,7 @@ ul.board li { background: #fff; border: 1px solid #e6e8eb; border-radius: 10px; 
 .age { color: #9a6700; font-size: .85em; }
 li[data-status="stale"], li[data-status="unavailable"] { background: #eef0f3; }
 li[data-status="stale"] > :not(.age), li[data-status="unavailable"] > * { opacity: .5; }
+li[data-status="closed"] .age { color: #57606a; }
 .lost { display: flex; flex-direction: column; gap: 4px; padding: 12px 14px; margin: 0 0 12px; border-radius: 8px; background: #b3261e; color: #fff; font-size: 1.1rem; }
 .lost .en { color: #fde7e5; }
 #updated { direction: rtl; color: #5b6573; font-variant-numeric: tabular-nums; }

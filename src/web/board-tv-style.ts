@@ -53,6 +53,7 @@ ${TV} .value { grid-area: 2 / 1 / 3 / 3; min-width: 0; font-size: var(--price); 
 ${TV} .unit { grid-area: 3 / 1; font-size: var(--small); line-height: 1.3; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: #8b949e; }
 ${TV} .time, ${TV} .age { grid-area: 3 / 2; font-size: var(--small); line-height: 1.3; white-space: nowrap; color: #8b949e; }
 ${TV} .age { color: #e3b341; }
+${TV} li[data-status="closed"] .age { color: #8b949e; white-space: normal; }
 ${TV} li[data-status="stale"] .time { display: none; }
 ${TV} li[data-status="stale"], ${TV} li[data-status="unavailable"] { background: #0f1318; border-style: dashed; }
 ${TV} li[data-status="stale"] > :not(.age), ${TV} li[data-status="unavailable"] > * { opacity: .4; }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { MarketState } from '../domain/market-calendar.js';
 import { formatAge, type ZoneTime } from '../domain/time.js';
 import type { ServiceStatus } from '../render/status.js';
 import type { DropCount } from '../sources/drops.js';
@@ -176,8 +177,24 @@ function streamRow(stream: ServiceStatus['stream']): string {
   );
 }
 
+/** Persian names of the built-in markets; another market shows its config name. */
+const MARKET_TITLES: Record<string, string> = { tehran: 'بازار تهران', international: 'بازارهای جهانی', crypto: 'رمزارزها' };
+
+/** One market: open or closed and why, and when it opens next, in Persian and English. */
+function marketRow(market: MarketState, time: ZoneTime): string {
+  const state =
+    market.state === 'open'
+      ? 'باز <span class="en">open</span>'
+      : `بسته${market.reason ? `: ${escape(market.reason.fa)}` : ''}<div class="en">closed${market.reason ? `: ${escape(market.reason.en)}` : ''}</div>`;
+  const opens = market.state === 'open' ? '—' : market.opensAt === null || !Number.isFinite(market.opensAt) ? 'نامعلوم<div class="en">unknown</div>' : moment(market.opensAt, time);
+  return (
+    `<tr data-market="${escape(market.name)}"><td data-label="بازار · Market">${escape(MARKET_TITLES[market.name] ?? market.name)}<div class="en">${escape(market.name)}</div></td>` +
+    `<td data-label="وضعیت · State">${state}</td><td data-label="بازگشایی · Opens">${opens}</td></tr>`
+  );
+}
+
 /** The public status page: the same facts as /v1/status, for people, in Persian and English (node ids cut to what names no host). */
-export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number, activity: (source: string) => number[] | null = () => null): string {
+export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: number, activity: (source: string) => number[] | null = () => null, markets: readonly MarketState[] = []): string {
   const banner = BANNER[status.service.state];
   const endpoints = status.endpoints
     .map((e) => `<tr><td data-label="سرویس · Service">${escape(ENDPOINT_TITLES[e.name] ?? e.name)}<div class="en">${escape(e.name)}</div></td><td data-label="مسیر · Path" dir="ltr"><code>${escape(e.path)}</code></td><td data-label="وضعیت · State">${badge(e.state)}</td></tr>`)
@@ -232,6 +249,12 @@ export function renderStatusPage(status: ServiceStatus, time: ZoneTime, now: num
   ${redis}
   <h2>سرویس‌ها <span class="en">Endpoints</span></h2>
   <table><thead><tr><th>سرویس <div class="en">Service</div></th><th>مسیر <div class="en">Path</div></th><th>وضعیت <div class="en">State</div></th></tr></thead><tbody>${endpoints}</tbody></table>
+  ${
+    markets.length === 0
+      ? ''
+      : `<h2>بازارها <span class="en">Markets</span></h2>
+  <table><thead><tr><th>بازار <div class="en">Market</div></th><th>وضعیت <div class="en">State</div></th><th>بازگشایی بعدی <div class="en">Next opening</div></th></tr></thead><tbody>${markets.map((market) => marketRow(market, time)).join('')}</tbody></table>`
+  }
   <h2>تاریخچه نرخ‌ها <span class="en">History (candles)</span></h2>
   <table><thead><tr><th>وضعیت <div class="en">State</div></th><th>نگهداری <div class="en">Kept</div></th><th>آخرین کندل نوشته‌شده <div class="en">Last candle written</div></th><th>عمر <div class="en">Age</div></th><th>ثبت در این گره <div class="en">Recorded here</div></th><th>در انتظار نوشتن <div class="en">Waiting to be written</div></th></tr></thead><tbody>${historyRow(status.history, time, now)}</tbody></table>
   <h2>جریان زنده <span class="en">Push stream</span></h2>

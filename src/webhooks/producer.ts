@@ -53,7 +53,7 @@ const WARN_EVERY_MS = 60_000;
  * enabled endpoint of an account that has the `alerts` service: each rule's
  * edge (a crossing fires once, and again only after the rule was false), and
  * for each reference the account may read, `stale` once it has been stale
- * for 5 minutes and `recovered` when it is fresh again.
+ * for 5 minutes while its market is open and `recovered` when it is fresh again.
  *
  * The last evaluated state of every subject is stored, and each change is
  * written with the deliveries it causes in one transaction, fenced by the
@@ -214,8 +214,9 @@ export class WebhookProducer {
             since: now,
             message: recovered ? { id: newMessageId(), type: 'rate.recovered', body: recoveredBody(rate, stale.since, time, now) } : undefined,
           });
-        } else if (rate.status === 'stale') {
-          // Stale since now, as far as this endpoint knows; reported once that has lasted long enough.
+        } else if (rate.status === 'stale' && rate.market?.state !== 'closed') {
+          // Stale since now, as far as this endpoint knows; reported once that has lasted long enough. Never while
+          // its market is closed: a closed market is not a stale price (a value stale before the close waits for the opening).
           if (!stale) changes.push({ endpointId: endpoint.id, subject, from: null, to: 'pending', since: now });
           else if (stale.state === 'pending' && now - stale.since >= timings.staleAfterMs) {
             changes.push({

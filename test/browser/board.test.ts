@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, launchChromiumWithProfile } from './chromium.js';
 import { persian, startBoardRig, type BoardRig } from './board-rig.js';
-import { tempDir } from '../support/env.js';
-import { SAMPLE_VALUES } from '../support/harness.js';
+import { ZoneTime } from '../../src/domain/time.js';
+import { tempDir, writeSource } from '../support/env.js';
+import { SAMPLE, SAMPLE_VALUES } from '../support/harness.js';
 import { HANG_MS } from '../support/deadline.js';
 
 describe('/board in Chromium', () => {
@@ -60,6 +61,29 @@ describe('/board in Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'board-390.png'), fullPage: true });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `/board at 390 px scrolls sideways by ${overflow} px`);
+    assert.deepEqual(problems, []);
+    await close();
+  });
+
+  it('says the market is closed, with its reason, instead of a stale mark', async () => {
+    // An old dollar (an hour past its sources' max age) and a closure an operator declares for today (whatever day the suite runs).
+    const old = new Date(Date.now() - 3_600_000 - 300_000).toISOString();
+    rig.writeAlpha({ usd_free: { value: SAMPLE_VALUES.usd_free + 3, updated_at: old } });
+    writeSource(rig.harness.config.sources[1]!.path!, { [SAMPLE.usd_free]: { value: SAMPLE_VALUES.usd_free + 3, updated_at: old } });
+    const { page, problems, close } = await open(390);
+    await page.goto(`${base}/board?keys=usd_free,eur_free&api_key=${key}`, { waitUntil: 'load' });
+    await page.waitForSelector('li[data-key="usd_free"][data-status="stale"]', { timeout: HANG_MS });
+    assert.match(await page.locator('li[data-key="usd_free"] .age').innerText(), /کهنه/);
+    const today = new ZoneTime('Asia/Tehran').day(Date.now());
+    await rig.harness.store.calendar.declare('tehran', [today], 'close', 'اعتصاب بازار');
+    await page.waitForSelector('li[data-key="usd_free"][data-status="closed"]', { timeout: HANG_MS });
+    const age = await page.locator('li[data-key="usd_free"] .age').innerText();
+    assert.match(age, /بازار تعطیل است: اعتصاب بازار/);
+    assert.match(age, /market closed/);
+    assert.doesNotMatch(age, /کهنه/, 'no stale mark while the market is closed');
+    // Opened again: the stale mark is back.
+    await rig.harness.store.calendar.declare('tehran', [today], 'open', null);
+    await page.waitForSelector('li[data-key="usd_free"][data-status="stale"]', { timeout: HANG_MS });
     assert.deepEqual(problems, []);
     await close();
   });

@@ -191,6 +191,15 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     await assert.rejects(live.convert('gold_ounce', 'IRR', 1), (error: NerkhError) => error.status === 400 && error.code === 'INVALID_PARAMETER' && /one currency/.test(error.message));
   });
 
+  it('calendar: the closed days of a market, Gregorian and Jalali, with the reason; every rate carries its market', async () => {
+    const live = client('live');
+    const { data } = await live.calendar({ market: 'crypto', from: '1406/01/01', to: '1406/01/31' });
+    assert.deepEqual([data.market, data.from, data.to, data.closed], ['crypto', '2027-03-21', '2027-04-20', []]);
+    await assert.rejects(live.calendar({ from: '2026-01-01', to: '2027-06-01' }), (error: NerkhError) => error.status === 400 && error.code === 'INVALID_PARAMETER');
+    const rate = (await live.rates('usd_free')).data.rates[0]!;
+    assert.equal(rate.market?.name, 'tehran');
+  });
+
   it('jewellery: gold, making, profit, VAT and the total rounded once', async () => {
     const live = client('live');
     // gold 2.5 × 72,500,000; making 15 %; profit 7 % of gold + making; VAT 10 % of making + profit: 227,205,937.5 → 227,205,938.

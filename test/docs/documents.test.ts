@@ -19,7 +19,7 @@ import { anchors, codeBlocks, links } from './markdown.js';
 
 const MAX_README_LINES = 200;
 /** The top-level fields of a config file: a JSON example with any other is a source's document. */
-const CONFIG_FIELDS = new Set(['sources', 'source_priority', 'screening', 'plans', 'catalogue', 'history', 'timezone', 'webhooks', 'derived']);
+const CONFIG_FIELDS = new Set(['sources', 'source_priority', 'screening', 'plans', 'catalogue', 'history', 'timezone', 'webhooks', 'derived', 'markets']);
 
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 

@@ -55,7 +55,7 @@ export interface ServerProcess {
  */
 export function startServer(env: NodeJS.ProcessEnv, port: number, timeoutMs = HANG_MS): Promise<ServerProcess> {
   // Shedding only past 10 s of lag, as helpers.ts's cleanEnv says why, unless the test sets it.
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { NERKH_SHED_AFTER_LAG_MS: '10000', ...env, NERKH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { NERKH_SHED_AFTER_LAG_MS: '10000', NERKH_MARKET_CALENDAR: 'off', ...env, NERKH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;

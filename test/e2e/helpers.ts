@@ -60,7 +60,8 @@ export function freePort(): Promise<number> {
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('NERKH_')) env[name] = value;
-  return { ...env, NERKH_SHED_AFTER_LAG_MS: '10000', ...extra };
+  // Markets keep no calendar unless a test gives one (NERKH_MARKET_CALENDAR=on): a test's staleness never depends on the day it runs.
+  return { ...env, NERKH_SHED_AFTER_LAG_MS: '10000', NERKH_MARKET_CALENDAR: 'off', ...extra };
 }
 
 export interface CatalogueEntry {

@@ -132,10 +132,13 @@ for (const dialect of dialects()) {
       answers(await ask(time.format(boundary)), boundary, 102, clock(d1, '10:01:10'), '1m', '10:02:00');
     });
 
-    it('a candle still open at `at` is never used, even where its values came before `at`', async () => {
-      // 10:00:50: 100 and 101 came in the open 10:00 minute; the last candle that ended is the day three days back (203 at 14:40).
+    it('a candle still open at `at` is used when its close was recorded by `at`', async () => {
+      // 10:00:50: 100 and 101 came in the open 10:00 minute, 101 at 10:00:40: the value served at 10:00:50.
       const at = clock(d1, '10:00:50');
-      answers(await ask(time.format(at)), at, 203, clock(d3, '14:40:00'), '1d', '10:00:50');
+      answers(await ask(time.format(at)), at, 101, clock(d1, '10:00:40'), '1m', '10:00:50');
+      // 10:01:05: the open 10:01 minute's close (102) came at 10:01:10, after `at`: the minute that ended (101) answers.
+      const before = clock(d1, '10:01:05');
+      answers(await ask(time.format(before)), before, 101, clock(d1, '10:00:40'), '1m', '10:01:05');
     });
 
     it('beyond the minute retention: the close of the last hour that ended, at the hour grain', async () => {
@@ -143,9 +146,12 @@ for (const dialect of dialects()) {
       answers(await ask(time.format(at)), at, 201, clock(d3, '13:50:00'), '1h', '14:30 three days ago');
       const onTheHour = clock(d3, '14:00:00');
       answers(await ask(time.format(onTheHour)), onTheHour, 201, clock(d3, '13:50:00'), '1h', '14:00 three days ago');
-      // Before the first hour ended that day: the last imported day (ten days ago) closed it.
+      // Inside the first hour of that day, after its close (201 at 13:50) was recorded: the open hour answers.
       const early = clock(d3, '13:59:59');
-      answers(await ask(time.format(early)), early, 302, buckets.next(d10, '1d') - 1000, '1d', '13:59:59 three days ago');
+      answers(await ask(time.format(early)), early, 201, clock(d3, '13:50:00'), '1h', '13:59:59 three days ago');
+      // Before that close: the last imported day (ten days ago) closed it.
+      const earlier = clock(d3, '13:49:59');
+      answers(await ask(time.format(earlier)), earlier, 302, buckets.next(d10, '1d') - 1000, '1d', '13:49:59 three days ago');
     });
 
     it('at day grain: a date is that day’s close, Jalali with slashes or dashes; a time inside a day gets the day before', async () => {

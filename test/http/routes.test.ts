@@ -189,7 +189,7 @@ for (const dialect of dialects()) {
         assert.equal(typeof body.server_time, 'number');
         assert.deepEqual(Object.keys(body).filter((k) => typeof body[k] === 'object'), ['usd_free', 'coin_emami']);
         const usd = body.usd_free as Record<string, unknown>;
-        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'currency', 'per', 'updated_at', 'date_jalali', 'change', 'change_percent', 'status', 'stale_seconds']);
+        assert.deepEqual(Object.keys(usd), ['title', 'value', 'unit', 'currency', 'per', 'updated_at', 'date_jalali', 'change', 'change_percent', 'status', 'stale_seconds', 'market']);
         assert.equal(usd.status, 'ok');
         assert.equal(usd.stale_seconds, null);
         assert.match(String(usd.date_jalali), /^14\d\d\/\d\d\/\d\d$/);
@@ -371,7 +371,7 @@ for (const dialect of dialects()) {
         assert.match(metrics.body, /nerkh_source_age_seconds\{source="alpha"\}/);
         const openapi = json(await harness.app.inject('/openapi.json'));
         assert.equal(openapi.openapi, '3.1.0');
-        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/compat/brsapi/Api/Market/Gold_Currency.php', '/compat/navasan/latest', '/compat/navasan/ohlcSearch', '/compat/navasan/usage', '/healthz', '/metrics', '/readyz', '/v1/convert', '/v1/jewellery', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/v1/webhooks', '/webservice/{username}']);
+        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/compat/brsapi/Api/Market/Gold_Currency.php', '/compat/navasan/latest', '/compat/navasan/ohlcSearch', '/compat/navasan/usage', '/healthz', '/metrics', '/readyz', '/v1/calendar', '/v1/convert', '/v1/jewellery', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/v1/webhooks', '/webservice/{username}']);
         // Fixed vocabularies are plain enums in the document, not unions of constants.
         const schemas = (openapi.components as { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> }).schemas;
         assert.deepEqual(schemas.Rate!.properties.per!.enum, [...PER_UNITS]);

@@ -23,6 +23,7 @@ const PATHS: Record<string, (username: string) => string> = {
   '/compat/navasan/ohlcSearch': () => '/compat/navasan/ohlcSearch?item=usd&start=1405-01-01&end=1405-01-10',
   '/compat/navasan/usage': () => '/compat/navasan/usage',
   '/compat/brsapi/Api/Market/Gold_Currency.php': () => '/compat/brsapi/Api/Market/Gold_Currency.php',
+  '/v1/calendar': () => '/v1/calendar?market=tehran&from=1406/01/01&to=1406/01/31',
 };
 
 /**

@@ -19,7 +19,7 @@ import { eventually, tempDir } from '../support/env.js';
 import { dialects } from '../support/harness.js';
 
 const DAY_MS = 86_400_000;
-const MIGRATIONS = ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence', '006_usage_error_fold', '007_webhooks', '008_manual_prices', '009_webhook_fair_queue', '010_usage_hourly'];
+const MIGRATIONS = ['001_accounts_and_keys', '002_usage', '003_usage_batches', '004_history', '005_history_fence', '006_usage_error_fold', '007_webhooks', '008_manual_prices', '009_webhook_fair_queue', '010_usage_hourly', '011_market_calendar'];
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -88,13 +88,14 @@ for (const dialect of dialects()) {
         try {
           assert.deepEqual(await migrationNames(again), MIGRATIONS);
           const revisionRows = await again.connection.db.selectFrom('store_revision').selectAll().orderBy('id').execute();
-          // Row 2 counts changes to the settled history; row 3 is the history's fence (the newest leader epoch that wrote); row 4 the webhook states' fence; row 5 counts manual price changes.
+          // Row 2 counts changes to the settled history; row 3 is the history's fence (the newest leader epoch that wrote); row 4 the webhook states' fence; row 5 counts manual price changes; row 6 the market calendar's.
           assert.deepEqual(revisionRows, [
             { id: 1, revision },
             { id: 2, revision: 0 },
             { id: 3, revision: 0 },
             { id: 4, revision: 0 },
             { id: 5, revision: 0 },
+            { id: 6, revision: 0 },
           ]);
           assert.equal((await again.accounts.find('kept'))?.plan, 'basic');
           assert.equal(await again.accounts.count(), 1);
@@ -419,6 +420,33 @@ for (const dialect of dialects()) {
         assert.equal((await store.keys.find(x.id))?.last_used_at, 1_700_000_200_000);
         assert.equal((await store.keys.find(y.id))?.last_used_at, 1_700_000_300_000);
         assert.equal(await store.accounts.revision(), revision);
+      });
+    });
+
+    describe('market calendar', () => {
+      let opened: Opened;
+      before(async () => {
+        opened = await openFresh(dialect.databaseUrl);
+      });
+      after(() => opened.close());
+
+      it('keeps one declaration per market and day, the latest winning, and moves the revision with each change', async () => {
+        const calendar = opened.store.calendar;
+        assert.equal(await calendar.revision(), 0);
+        await calendar.declare('tehran', ['2026-11-17', '2026-11-18'], 'close', 'اعتصاب بازار', 1000);
+        await calendar.declare('international', ['2026-11-18'], 'close', 'Thanksgiving', 1001);
+        await calendar.declare('tehran', ['2026-11-18'], 'open', 'ignored for an opening', 1002);
+        assert.equal(await calendar.revision(), 3);
+        assert.deepEqual(await calendar.list({ market: 'tehran' }), [
+          { market: 'tehran', day: '2026-11-17', action: 'close', reason: 'اعتصاب بازار', set_at: 1000 },
+          { market: 'tehran', day: '2026-11-18', action: 'open', reason: null, set_at: 1002 },
+        ]);
+        assert.deepEqual(
+          (await calendar.list({ from: '2026-11-18', to: '2026-11-18' })).map((row) => `${row.market} ${row.day} ${row.action}`),
+          ['international 2026-11-18 close', 'tehran 2026-11-18 open'],
+        );
+        await calendar.declare('tehran', [], 'close', null);
+        assert.equal(await calendar.revision(), 3);
       });
     });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE, type AppConfig } from '../../src/config.js';
+import { DEFAULT_MARKET_SPECS, withoutClosures } from '../../src/domain/markets.js';
 import type { SourceConfig } from '../../src/sources/monitor.js';
 import { describeReadError } from '../../src/sources/reader.js';
 import { generous, HANG_MS } from './deadline.js';
@@ -53,6 +54,8 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     screening: {},
     timezone: 'Asia/Tehran',
     history: { minuteDays: 90 },
+    // The built-in markets without their calendars: a test's staleness never depends on the day it runs (tests of the calendar give one, with a clock).
+    markets: withoutClosures(DEFAULT_MARKET_SPECS),
     webhooks: { allowPrivate: false, timeScale: 1 },
     shedAfterLagMs: 250,
     frameAncestors: "'none'",

@@ -385,3 +385,51 @@ describe('page and metrics settings from the environment', () => {
     }
   });
 });
+
+describe('config markets', () => {
+  const names = (config: ReturnType<typeof loadConfig>) => config.markets.map((market) => market.name);
+
+  it('has tehran, international and crypto built in, tehran taking IRR, crypto its category, international the rest', () => {
+    const config = loadConfig({}, workdir());
+    assert.deepEqual(names(config), ['tehran', 'international', 'crypto']);
+    const [tehran, international, crypto] = config.markets;
+    assert.deepEqual([tehran!.timezone, tehran!.holidays, tehran!.currencies, tehran!.weekly[0]!.from], ['Asia/Tehran', 'IR', ['IRR'], 'friday 00:00']);
+    assert.equal(international!.default, true);
+    assert.deepEqual(crypto!.categories, ['crypto']);
+    assert.deepEqual(crypto!.weekly, []);
+  });
+
+  it('merges a configured market over the built-in one, field by field, taking over what it names; adds a new one', () => {
+    const config = loadConfig(
+      {},
+      workdir({
+        sources: [fileSource('a')],
+        markets: { tehran: { references: ['usdt_irr'], holidays: null }, crypto: { categories: [] }, nymex: { timezone: 'America/New_York', categories: ['energy'], weekly: [{ from: 'fri 17:00', to: 'sun 18:00', reason: 'Weekend' }] } },
+      }),
+    );
+    assert.deepEqual(names(config), ['tehran', 'international', 'crypto', 'nymex']);
+    const tehran = config.markets[0]!;
+    assert.deepEqual([tehran.references, tehran.holidays, tehran.currencies], [['usdt_irr'], null, ['IRR']]);
+    assert.deepEqual(config.markets[2]!.categories, []);
+    assert.equal(config.markets[3]!.timezone, 'America/New_York');
+  });
+
+  it('drops the calendars with NERKH_MARKET_CALENDAR=off, keeping the markets', () => {
+    const config = loadConfig({ NERKH_MARKET_CALENDAR: 'off' }, workdir());
+    assert.deepEqual(names(config), ['tehran', 'international', 'crypto']);
+    for (const market of config.markets) assert.deepEqual([market.weekly, market.annual, market.holidays], [[], [], null]);
+    rejects(() => loadConfig({ NERKH_MARKET_CALENDAR: 'maybe' }, workdir()), 'NERKH_MARKET_CALENDAR', 'on, off');
+  });
+
+  it('refuses a bad zone, time, date, holiday country, a reference named twice or two defaults, naming the field', () => {
+    const load = (markets: unknown) => () => loadConfig({}, workdir({ sources: [fileSource('a')], markets }));
+    rejects(load({ tehran: { timezone: 'Mars/Olympus' } }), 'markets.tehran.timezone', 'Mars/Olympus');
+    rejects(load({ tehran: { weekly: [{ from: 'caturday 10:00', to: 'sunday 10:00', reason: 'x' }] } }), 'markets.tehran.weekly[0].from', 'caturday');
+    rejects(load({ tehran: { weekly: [{ from: 'friday 25:00', to: 'sunday 10:00', reason: 'x' }] } }), 'markets.tehran.weekly[0].from');
+    rejects(load({ international: { annual: [{ date: '02-30', reason: 'x' }] } }), 'markets.international.annual[0].date', '02-30');
+    rejects(load({ tehran: { holidays: 'XX' } }), 'markets.tehran.holidays', 'XX');
+    rejects(load({ tehran: { references: ['usd_free'] }, crypto: { references: ['usd_free'] } }), 'markets.crypto.references', 'usd_free', 'markets.tehran.references');
+    rejects(load({ tehran: { default: true }, crypto: { default: true } }), 'markets.crypto.default');
+    rejects(load({ tehran: { opens: 'never' } }), 'markets.tehran');
+  });
+});

@@ -251,10 +251,10 @@ describe('serialiseRate', () => {
       '{"key":"usd_free","title":"دلار \\"آزاد\\"","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","source_key":"ir_fx_free_usd",' +
         '"updated_at":"2026-11-21T14:03:07+03:30","updated_at_jalali":"1405/08/30 14:03:07","status":"ok","source":"alpha"' +
         NULL_DAY +
-        '}',
+        ',"market":null}',
     );
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), [...FIELDS, ...DAY_KEYS]);
+    assert.deepEqual(Object.keys(parsed), [...FIELDS, ...DAY_KEYS, 'market']);
     assert.equal(parsed.title, 'دلار "آزاد"');
   });
 
@@ -267,7 +267,7 @@ describe('serialiseRate', () => {
   it('adds stale_seconds before the day fields, only for a stale rate', () => {
     const json = serialiseRate({ ...base, value: '1', updated_at: NOW, status: 'stale', source: 'a', stale_seconds: 42 }, format);
     const parsed = JSON.parse(json) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(parsed), [...FIELDS, 'stale_seconds', ...DAY_KEYS]);
+    assert.deepEqual(Object.keys(parsed), [...FIELDS, 'stale_seconds', ...DAY_KEYS, 'market']);
     assert.equal(parsed.stale_seconds, 42);
     assert.equal(parsed.status, 'stale');
   });
@@ -275,7 +275,15 @@ describe('serialiseRate', () => {
   it('writes the day fields as exact number text', () => {
     const day = { day_open: '0.1', day_high: '123456789012345678', day_low: '0.1', prev_close: '0.2', change: '-0.1', change_percent: '-50.00' };
     const json = serialiseRate({ ...base, ...day, value: '0.1', updated_at: NOW, status: 'ok', source: 'a' }, format);
-    assert.ok(json.endsWith(',"day_open":0.1,"day_high":123456789012345678,"day_low":0.1,"prev_close":0.2,"change":-0.1,"change_percent":-50.00}'), json);
+    assert.ok(json.endsWith(',"day_open":0.1,"day_high":123456789012345678,"day_low":0.1,"prev_close":0.2,"change":-0.1,"change_percent":-50.00,"market":null}'), json);
+  });
+
+  it("ends with the rate's market: its state, why it is closed (English and Persian) and when it opens", () => {
+    const market = { name: 'tehran', state: 'closed' as const, reason: 'Friday', reason_fa: 'جمعه', opens_at: Date.parse('2026-11-21T00:00:00+03:30') };
+    const json = serialiseRate({ ...base, value: '1', updated_at: NOW, status: 'ok', source: 'a', market }, format);
+    assert.ok(json.endsWith(',"market":{"name":"tehran","state":"closed","reason":"Friday","reason_fa":"جمعه","opens_at":"2026-11-21T00:00:00+03:30"}}'), json);
+    const open = { name: 'crypto', state: 'open' as const, reason: null, reason_fa: null, opens_at: null };
+    assert.deepEqual((JSON.parse(serialiseWebserviceEntry({ ...base, value: '1', updated_at: NOW, status: 'ok', source: 'a', market: open }, format)) as { market: unknown }).market, open);
   });
 
   it('writes nulls for an unavailable rate', () => {
@@ -311,7 +319,7 @@ describe('serialiseWebserviceEntry', () => {
     };
     assert.equal(
       serialiseWebserviceEntry(rate, time),
-      '{"title":"دلار","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30","change":0.50,"change_percent":0.17,"status":"ok","stale_seconds":null}',
+      '{"title":"دلار","value":300.50,"unit":"ریال/دلار","currency":"IRR","per":"unit","updated_at":"2026-11-21T14:03:07+03:30","date_jalali":"1405/08/30","change":0.50,"change_percent":0.17,"status":"ok","stale_seconds":null,"market":null}',
     );
   });
 
@@ -336,6 +344,7 @@ describe('serialiseWebserviceEntry', () => {
       change_percent: null,
       status: 'unavailable',
       stale_seconds: null,
+      market: null,
     });
   });
 });

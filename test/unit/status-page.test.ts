@@ -6,6 +6,9 @@ import { PUBLIC_ENDPOINTS, type ServiceStatus } from '../../src/render/status.js
 import type { SourceHealth } from '../../src/sources/monitor.js';
 import { NO_UNKNOWN_KEYS } from '../../src/sources/unknown-keys.js';
 import { PUBLIC_UNKNOWN_KEYS, renderStatusPage, sparkline, STATUS_STYLE } from '../../src/web/status-page.js';
+import { holidaysOf } from '../../src/catalogue/holidays.js';
+import { MarketCalendar } from '../../src/domain/market-calendar.js';
+import { defaultMarketRules } from '../../src/domain/markets.js';
 
 // 2026-11-22T10:00:00+03:30 is 1 Azar 1405.
 const NOW = Date.parse('2026-11-22T06:30:00Z');
@@ -34,6 +37,24 @@ function status(state: ServiceStatus['service']['state'], message: string, sourc
 const text = (html: string) => html.replace(/<style>[\s\S]*?<\/style>/, '').replace(/<[^>]+>/g, ' ');
 
 describe('public status page', () => {
+  it("shows each market's state and next opening in Persian and English", () => {
+    // Friday 2026-11-20, 12:00 Tehran: tehran closed until Saturday 00:00, the others open.
+    const friday = Date.parse('2026-11-20T12:00:00+03:30');
+    const rules = defaultMarketRules(holidaysOf);
+    const markets = [rules.tehran, rules.international, rules.crypto].map((market) => new MarketCalendar(market).stateAt(friday));
+    const page = renderStatusPage(status('active', 'all services active', [source('alpha', {})]), time, NOW, () => null, markets);
+    const visible = text(page);
+    assert.match(visible, /بازارها\s+Markets/);
+    const tehran = text(/<tr data-market="tehran">[\s\S]*?<\/tr>/.exec(page)![0]);
+    assert.match(tehran, /بازار تهران/);
+    assert.match(tehran, /بسته: جمعه/);
+    assert.match(tehran, /closed: Friday/);
+    assert.match(tehran, /۱۴۰۵\/۰۸\/۳۰ ۰۰:۰۰:۰۰/, 'opens Saturday 00:00 (30 Aban), in Persian');
+    assert.match(tehran, /2026-11-21T00:00:00\+03:30/, 'and in English');
+    const crypto = text(/<tr data-market="crypto">[\s\S]*?<\/tr>/.exec(page)![0]);
+    assert.match(crypto, /باز\s+open/);
+  });
+
   it('shows Jalali dates with Persian digits, the ISO time in English, and ages in both languages', () => {
     const page = renderStatusPage(status('active', 'all services active', [source('alpha', {})]), time, NOW);
     assert.ok(page.includes('۱۴۰۵/۰۹/۰۱ ۰۹:۵۷:۵۵'), 'last update as a Jalali date with Persian digits');

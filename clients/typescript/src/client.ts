@@ -4,7 +4,7 @@ import { metaOf, type ResponseMeta } from './meta.js';
 import { DEFAULT_RETRY, retryDelay, sleep, type RetryPolicy } from './retry.js';
 import type { paths } from './schema.js';
 import { RateStream, type AlertingStreamEvent, type StreamOptions } from './stream.js';
-import type { CatalogueResponse, ConvertResponse, HistoryResponse, JewelleryResponse, QueryOf, RatesResponse, StatusResponse, UsageResponse } from './types.js';
+import type { CalendarResponse, CatalogueResponse, ConvertResponse, HistoryResponse, JewelleryResponse, QueryOf, RatesResponse, StatusResponse, UsageResponse } from './types.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 
@@ -46,6 +46,7 @@ export type RatesOptions = Omit<QueryOf<'getRatesByKeys'>, 'at'> & CallOptions &
 };
 export type HistoryOptions = Omit<QueryOf<'getRatesByKeyHistory'>, 'from' | 'to'> & CallOptions & { from?: Moment; to?: Moment };
 export type UsageOptions = QueryOf<'getUsage'> & CallOptions;
+export type CalendarOptions = QueryOf<'getCalendar'> & CallOptions;
 /**
  * A decimal the server reads digit for digit: a string is sent as it is; a
  * number as JavaScript writes it (`String(n)`), which is fine for ordinary
@@ -137,6 +138,12 @@ export class NerkhClient {
       ...(vat_percent === undefined ? {} : { vat_percent: String(vat_percent) }),
     };
     return this.call(signal, () => this.api.GET('/v1/jewellery', { params: { query }, signal }));
+  }
+
+  /** The days a market is closed (weekly closures, holidays, operators' closures), Gregorian and Jalali, with the reason. */
+  calendar(options: CalendarOptions = {}): Promise<NerkhResponse<CalendarResponse>> {
+    const { signal, ...query } = options;
+    return this.call(signal, () => this.api.GET('/v1/calendar', { params: { query }, signal }));
   }
 
   /** Your account's requests and errors per day and service, limits and allowance. */

@@ -107,6 +107,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calendar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The days a market is closed: weekly closures, official holidays and closures operators declared
+         * @description One entry per closed day (a day the market is closed for at least half of, in its zone), with the reason in English and Persian. Official holidays come from a maintained holiday library; the lunar ones are computed, and operators confirm or correct them. Any plan (service `catalogue`).
+         */
+        get: operations["getCalendar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The days a market is closed: weekly closures, official holidays and closures operators declared (headers only)
+         * @description One entry per closed day (a day the market is closed for at least half of, in its zone), with the reason in English and Persian. Official holidays come from a maintained holiday library; the lunar ones are computed, and operators confirm or correct them. Any plan (service `catalogue`).
+         */
+        head: operations["headCalendar"];
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stream": {
         parameters: {
             query?: never;
@@ -406,6 +430,25 @@ export interface components {
             /** @description Whether the reference is inside the calling key's allowance (its account's selection or its plan's defaults) */
             in_plan: boolean;
         };
+        /** @description The reference's market as it stands: while it is closed a value fresh at the close stays `ok` (its age counts only open time) */
+        Market: {
+            /** @description The market the reference trades in (config `markets`): tehran, international, crypto by default */
+            name: string;
+            /** @enum {string} */
+            state: "open" | "closed";
+            /**
+             * @description Why it is closed, in English ("Friday", "Nowruz", an operator's text); null while open
+             * @example Friday
+             */
+            reason: string | null;
+            /**
+             * @description The same in Persian (ordinary letters); null while open
+             * @example جمعه
+             */
+            reason_fa: string | null;
+            /** @description When it opens again, in the configured zone; null while open */
+            opens_at: string | null;
+        };
         Rate: {
             key: string;
             title: string;
@@ -442,6 +485,8 @@ export interface components {
             change: number | null;
             /** @description change ÷ prev_close × 100, two decimals; null when not known */
             change_percent: number | null;
+            /** @description Its market; null for a reference no market takes (always open) */
+            market: components["schemas"]["Market"] | null;
             /** @description With ?expand=sources: every configured source's view of this reference, in priority order, as of the snapshot */
             sources?: {
                 name: string;
@@ -666,6 +711,8 @@ export interface components {
             status: "ok" | "stale" | "unavailable";
             /** @description Age of a stale value in seconds; null while fresh */
             stale_seconds: number | null;
+            /** @description Its market; null for a reference no market takes */
+            market: components["schemas"]["Market"] | null;
         };
         /** @description Flat webservice shape: one property per allowed reference key */
         WebserviceResponse: {
@@ -959,6 +1006,46 @@ export interface components {
             gold: components["schemas"]["BrsapiItem"][];
             currency: components["schemas"]["BrsapiItem"][];
             cryptocurrency: components["schemas"]["BrsapiItem"][];
+        };
+        ClosedDay: {
+            /**
+             * @description Gregorian date in the market's zone, YYYY-MM-DD
+             * @example 2027-03-21
+             */
+            date: string;
+            /**
+             * @description Solar Hijri date in the market's zone, YYYY/MM/DD
+             * @example 1406/01/01
+             */
+            date_jalali: string;
+            /**
+             * @description Why it is closed, in English
+             * @example Nowruz
+             */
+            reason: string;
+            /**
+             * @description The same in Persian
+             * @example نوروز
+             */
+            reason_fa: string;
+        };
+        CalendarResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            market: string;
+            /** @description First day, YYYY-MM-DD */
+            from: string;
+            /** @description Last day, included, YYYY-MM-DD */
+            to: string;
+            /** @description One entry per closed day, in date order */
+            closed: components["schemas"]["ClosedDay"][];
         };
     };
     responses: never;
@@ -2210,6 +2297,240 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getCalendar: {
+        parameters: {
+            query?: {
+                /** @description The market (config `markets`) */
+                market?: "tehran" | "international" | "crypto";
+                /**
+                 * @description First day (default: today in the market's zone): a date (2026-11-20) or a Jalali date (1405/08/29 or 1405-08-29; a year below 1700 is Jalali), in ASCII, Persian (۱۴۰۵/۰۸/۲۹) or Arabic-Indic digits
+                 * @example 1406/01/01
+                 */
+                from?: string;
+                /**
+                 * @description Last day, included (default: 30 days after `from`); at most 366 days from `from`: a date (2026-11-20) or a Jalali date (1405/08/29 or 1405-08-29; a year below 1700 is Jalali), in ASCII, Persian (۱۴۰۵/۰۸/۲۹) or Arabic-Indic digits
+                 * @example 1406/01/01
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarResponse"];
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Method not allowed: only GET, HEAD and OPTIONS are answered. */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait for Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: overloaded, shutting down, not ready, or the store that usage and history are read from does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    headCalendar: {
+        parameters: {
+            query?: {
+                /** @description The market (config `markets`) */
+                market?: "tehran" | "international" | "crypto";
+                /**
+                 * @description First day (default: today in the market's zone): a date (2026-11-20) or a Jalali date (1405/08/29 or 1405-08-29; a year below 1700 is Jalali), in ASCII, Persian (۱۴۰۵/۰۸/۲۹) or Arabic-Indic digits
+                 * @example 1406/01/01
+                 */
+                from?: string;
+                /**
+                 * @description Last day, included (default: 30 days after `from`); at most 366 days from `from`: a date (2026-11-20) or a Jalali date (1405/08/29 or 1405-08-29; a year below 1700 is Jalali), in ASCII, Persian (۱۴۰۵/۰۸/۲۹) or Arabic-Indic digits
+                 * @example 1406/01/01
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an unknown or invalid parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or a key that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key's plan or account does not allow this. */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

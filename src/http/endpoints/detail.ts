@@ -43,7 +43,7 @@ const DOC = {
  * `?at=` it is the `history` service instead: the same answer as served at
  * that moment, read from the history store.
  */
-export function detailEndpoint(deps: Pick<AppDeps, 'detailRenderer' | 'snapshots' | 'history' | 'catalogue' | 'time'>): KeyedEndpoint {
+export function detailEndpoint(deps: Pick<AppDeps, 'detailRenderer' | 'snapshots' | 'history' | 'catalogue' | 'time' | 'markets'>): KeyedEndpoint {
   const atQuery = queryParams({ at: AT, unit: UNIT });
   const at = keyedEndpoint({
     path: PATH,
@@ -59,7 +59,11 @@ export function detailEndpoint(deps: Pick<AppDeps, 'detailRenderer' | 'snapshots
       const moment = parseAt(params.at!, now, buckets);
       const named = resolveNames(deps.catalogue, segment, account.allowance);
       checkAtWindow(moment, account.plan.history_days, now, buckets);
-      const rates = await ratesAt(deps.history, named.references, moment);
+      // Each with its market's state at that moment: a closed day answers the last close before it, and says why.
+      const rates = (await ratesAt(deps.history, named.references, moment)).map((rate) => {
+        const market = deps.markets?.fieldAt(rate.key, moment);
+        return market ? { ...rate, market } : rate;
+      });
       const rendered = renderRatesAt(params.unit === 'toman' ? rates.map(inToman) : rates, named, deps.time, deps.time.format(now));
       return { ...rendered, maxAgeSeconds: historyCacheSeconds(moment, account.plan.refresh_interval_seconds, now) };
     },

@@ -2,6 +2,7 @@ import type { HistoryAnswers } from '../../render/history-answers.js';
 import type { ServiceStatus } from '../../render/status.js';
 import type { AppDeps } from '../deps.js';
 import type { KeyedEndpoint } from '../pipeline/endpoint.js';
+import { calendarEndpoint } from './calendar.js';
 import { catalogueEndpoint } from './catalogue.js';
 import { compatEndpoints } from './compat/compat-endpoints.js';
 import { convertEndpoint } from './convert.js';
@@ -19,5 +20,5 @@ import { webserviceEndpoint } from './webservice.js';
 export function keyedEndpoints(deps: AppDeps, streams: Streams, status: (now: number) => ServiceStatus, historyAnswers: HistoryAnswers): KeyedEndpoint[] {
   // One reader of usage for /v1/usage and navasan's /usage/: the same reads answer both.
   const usage = new UsageReports(deps);
-  return [catalogueEndpoint(deps), detailEndpoint(deps), historyEndpoint(deps, historyAnswers), convertEndpoint(deps), jewelleryEndpoint(deps), streamEndpoint(deps, streams), statusEndpoint(deps, status), webserviceEndpoint(deps), usageEndpoint(usage), webhooksEndpoint(deps), ...compatEndpoints(deps, usage)];
+  return [catalogueEndpoint(deps), detailEndpoint(deps), historyEndpoint(deps, historyAnswers), convertEndpoint(deps), jewelleryEndpoint(deps), calendarEndpoint(deps), streamEndpoint(deps, streams), statusEndpoint(deps, status), webserviceEndpoint(deps), usageEndpoint(usage), webhooksEndpoint(deps), ...compatEndpoints(deps, usage)];
 }

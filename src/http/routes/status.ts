@@ -15,7 +15,7 @@ export function statusRoutes(deps: AppDeps, current: (now: number) => ServiceSta
   return async (app) => {
     app.get('/status', { schema: { hide: true, querystring: NoQuery } }, async (_request, reply) => {
       const now = deps.time.now();
-      const html = renderStatusPage(current(now), deps.time, now, (source) => deps.history.activity(source, now));
+      const html = renderStatusPage(current(now), deps.time, now, (source) => deps.history.activity(source, now), deps.markets?.states(now) ?? []);
       return reply.header('cache-control', 'no-cache').header('content-type', 'text/html; charset=utf-8').send(html);
     });
   };
