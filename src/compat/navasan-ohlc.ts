@@ -31,9 +31,11 @@ export function readBound(name: string, text: string): TimeInput {
 export function ohlcRange(start: string, end: string, now: number, buckets: Buckets): HistoryRange {
   const first = readBound('start', start);
   const last = readBound('end', end);
-  const from = buckets.start('instant' in first ? first.instant : buckets.startOfDate(...first.day), '1d');
+  const firstAt = 'instant' in first ? first.instant : buckets.startOfDate(...first.day);
+  // A start after today lies in the future: checked before the calendar reads it, which has no day past the year 9999 (12 digits of unix seconds reach 33658).
+  if (firstAt >= buckets.next(buckets.start(now, '1d'), '1d')) throw invalid('start', 'it lies in the future');
+  const from = buckets.start(firstAt, '1d');
   const lastDay = buckets.start(Math.min('instant' in last ? last.instant : buckets.startOfDate(...last.day), now), '1d');
-  if (from > now) throw invalid('start', 'it lies in the future');
   if (from > lastDay) throw invalid('start', 'it must not be after "end"');
   const to = buckets.next(lastDay, '1d');
   const slots = buckets.count(from, to, '1d', MAX_CANDLES);
