@@ -2,8 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layers of src/, top to bottom: a folder may import only from the layers
- * below it, so no rule or table ever has to reach back up (docs/ARCHITECTURE.md#the-layers-the-lint-enforces).
+ * The layers of src/, top to bottom: a folder may not import the folders and
+ * root files its entry names, so it imports from its own layer and the layers
+ * below it, and no rule or table ever has to reach back up (docs/ARCHITECTURE.md#the-layers-the-lint-enforces).
  */
 const LAYERS = [
   { files: ['src/runtime/**'], forbidden: ['cli', 'server'] },
