@@ -104,7 +104,9 @@ export class SnapshotFeed {
       return;
     }
     const served = history.latest();
-    if (sameRates(served, shared.snapshot)) return;
+    // The same rates from the same build: nothing new. A snapshot aged here has no sources (expand=sources
+    // would stay empty), and a leader's build may differ in its sources alone: either one is pushed.
+    if (sameRates(served, shared.snapshot) && served.sources === shared.snapshot.sources) return;
     // Tiers need build times in order; a snapshot aged here may be newer than the leader's next.
     history.push(shared.snapshot.builtAt >= served.builtAt ? shared.snapshot : { ...shared.snapshot, builtAt: served.builtAt });
   }
