@@ -5,6 +5,7 @@
  * with decimals, integers past 2^53), a narrow plan sees only its items, a
  * bad or missing key gets 401 in Nerkh's envelope, ETag/304 works,
  * ohlcSearch reads Jalali and unix bounds alike within the plan's window,
+ * the change since the previous close is exact in the peer's unit,
  * usage agrees with /v1/usage, and no key is ever logged.
  */
 import assert from 'node:assert/strict';
@@ -303,6 +304,29 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       assert.deepEqual(Object.keys(JSON.parse(answer.text) as object), ['usd', 'sekkeh']);
       const market = await get(`/compat/brsapi/Api/Market/Gold_Currency.php?key=${narrow}`);
       assert.equal(market.headers.get('x-nerkh-stale-items'), 'IR_COIN_EMAMI,USD');
+    });
+  });
+
+  describe('change since the previous close', () => {
+    it('is exact in the peer\'s unit once a new market day has a new value', async () => {
+      // The next day in Tehran (Sunday 1405/09/08, 10:00): the last value of the day before becomes the previous close.
+      const nextDay = Date.parse('2026-11-29T06:30:00Z');
+      clock.set(nextDay);
+      const moved = SOURCE.replace(new Date(UPDATED).toISOString(), new Date(nextDay).toISOString())
+        .replace('"ir_fx_free_usd": 1234565', '"ir_fx_free_usd": 1299999')
+        .replace('"ir_coin_emami": 1234567891', '"ir_coin_emami": 1234577891');
+      for (const source of harness.config.sources) writeRaw(source.path!, moved);
+      const answer = await eventually(async () => {
+        const seen = await get(`/compat/navasan/latest/?api_key=${key}&item=usd,sekkeh`);
+        return (JSON.parse(seen.text) as { usd?: { value: string } }).usd?.value === '129999.9' ? seen : null;
+      }, 5000);
+      // 1,299,999 − 1,234,565 rial = 65,434 rial: 6,543.4 toman; the coin moved 10,000 rial: 1 thousand toman. Written as the exact digits.
+      assert.match(answer.text, /"usd":\{"value":"129999\.9","change":6543\.4,/);
+      assert.match(answer.text, /"sekkeh":\{"value":"123457\.7891","change":1,/);
+      const market = await get(`/compat/brsapi/Api/Market/Gold_Currency.php?key=${key}`);
+      const usd = (JSON.parse(market.text) as { currency: { symbol: string; price: number; change_value: number; change_percent: number }[] }).currency.find((item) => item.symbol === 'USD')!;
+      // 65,434 ÷ 1,234,565 = 5.30 %.
+      assert.deepEqual([usd.price, usd.change_value, usd.change_percent], [129999.9, 6543.4, 5.3]);
     });
   });
 
