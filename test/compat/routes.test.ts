@@ -316,10 +316,10 @@ describe('compatibility routes (navasan, BrsApi)', () => {
         .replace('"ir_fx_free_usd": 1234565', '"ir_fx_free_usd": 1299999')
         .replace('"ir_coin_emami": 1234567891', '"ir_coin_emami": 1234577891');
       for (const source of harness.config.sources) writeRaw(source.path!, moved);
-      const answer = await eventually(async () => {
+      const answer = (await eventually(async () => {
         const seen = await get(`/compat/navasan/latest/?api_key=${key}&item=usd,sekkeh`);
         return (JSON.parse(seen.text) as { usd?: { value: string } }).usd?.value === '129999.9' ? seen : null;
-      }, 5000);
+      }, 5000))!;
       // 1,299,999 − 1,234,565 rial = 65,434 rial: 6,543.4 toman; the coin moved 10,000 rial: 1 thousand toman. Written as the exact digits.
       assert.match(answer.text, /"usd":\{"value":"129999\.9","change":6543\.4,/);
       assert.match(answer.text, /"sekkeh":\{"value":"123457\.7891","change":1,/);

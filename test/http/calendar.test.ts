@@ -147,7 +147,7 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
       const rates = json(await get('/v1/rates/usd_free?expand=sources')).rates as { sources: { rejected: string | null }[] }[];
       return rates[0]!.sources.length > 0 ? rates : null;
     }, 5000);
-    for (const source of expanded[0]!.sources) assert.notEqual(source.rejected, 'stale');
+    for (const source of expanded![0]!.sources) assert.notEqual(source.rejected, 'stale');
     const btc = await rate('btc_usd');
     assert.equal(btc.status, 'stale', 'crypto never closes: 15 h 10 min is stale');
     assert.deepEqual(btc.market, { name: 'crypto', state: 'open', reason: null, reason_fa: null, opens_at: null });
