@@ -68,6 +68,7 @@ export interface StreamRate {
   key: string;
   value: number | null;
   status: string;
+  source?: string | null;
 }
 
 export function ratesOf(event: EventSourceMessage): { generated_at: string; rates: StreamRate[] } {
