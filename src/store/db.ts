@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import Sqlite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, sql, SqliteDialect } from 'kysely';
 import { createRequire } from 'node:module';
 import type PgDriver from 'pg';
 import { StaticMigrationProvider } from './migrations.js';
+import { OneSchemaPostgresDialect } from './one-schema-introspector.js';
 import type { Dialect } from './dialect.js';
 import type { Database } from './schema.js';
 import { sqliteFileIn } from './sqlite-file.js';
@@ -88,7 +89,7 @@ export function connect(options: StoreOptions, onConnectionLost: (error: Error) 
     // A client checked out between two queries (inside a transaction, say) has no pool listener:
     // give each its own for life. Its queries fail on their own; the pool drops it on release.
     pool.on('connect', (client) => client.on('error', onConnectionLost));
-    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', schema };
+    return { db: new Kysely<Database>({ dialect: new OneSchemaPostgresDialect({ pool }, schema) }), dialect: 'postgres', schema };
   }
   mkdirSync(options.dataDir, { recursive: true });
   const file = sqliteFileIn(options.dataDir);
@@ -105,23 +106,13 @@ export async function migrate(connection: Connection): Promise<void> {
   if (connection.schema) await sql.raw(`create schema if not exists ${connection.schema}`).execute(connection.db);
   // Name the schema: Kysely otherwise looks for its own tables by name in every schema and can see another run's.
   const migrator = new Migrator({ db: connection.db, provider: new StaticMigrationProvider(connection.dialect), ...(connection.schema ? { migrationTableSchema: connection.schema } : {}) });
-  let { error, results } = await migrator.migrateToLatest();
-  // Kysely finds its migration table by listing the tables of every schema: a schema another store drops
-  // meanwhile (other tenants of one database, parallel test runs) fails that listing. Nothing of ours
-  // was touched, so it is simply asked again.
-  for (let retry = 1; error && retry <= 5 && otherSchemaVanished(error, connection.schema); retry++) {
-    await new Promise((resolve) => setTimeout(resolve, 50 * retry));
-    ({ error, results } = await migrator.migrateToLatest());
-  }
+  // Kysely looks for its migration table in the store's schema alone (OneSchemaPostgresDialect): a schema
+  // another store drops meanwhile can no longer fail the listing.
+  const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
   }
 }
 
-/** PostgreSQL's "schema … does not exist" (3F000) naming a schema that is not this store's. */
-function otherSchemaVanished(error: unknown, schema: string | undefined): boolean {
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === '3F000' && typeof message === 'string' && !(schema !== undefined && message.includes(`"${schema}"`));
-}
 
