@@ -22,6 +22,7 @@ describe('PostgreSQL: migrating beside schemas that come and go', needs('postgre
 
   it('never fails on a schema another client drops meanwhile', async () => {
     const churn = new pg.Pool({ connectionString: database.url, max: 2 });
+    churn.on('error', () => {});
     let stop = false;
     let churned = 0;
     // Another client: schemas with tables, created and dropped as fast as the server allows.

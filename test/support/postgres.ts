@@ -26,6 +26,13 @@ export async function freshDatabase(label: string): Promise<TestDatabase> {
     name,
     url: url.toString(),
     async drop() {
+      // A pool that has just ended may still be closing its sockets: they go by themselves within moments, and ending
+      // them from here instead would reach a client that no longer listens for errors (an uncaught exception in the test).
+      for (let waited = 0; waited < 2000; waited += 50) {
+        const { rows } = await admin.query<{ open: number }>(`select count(*)::int as open from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [name]);
+        if (rows[0]!.open === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [name]).catch(() => {});
       await admin.query(`drop database if exists ${name}`);
       await admin.end();
