@@ -1,14 +1,14 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import type { Candle } from '../domain/candle.js';
-import { ZoneTime } from '../domain/time.js';
-import type { BlockCacheBounds } from '../history/block-cache.js';
-import { Buckets } from '../history/buckets.js';
-import { RangeRenderer, type CandleSource } from '../history/range-render.js';
-import { carryStoreError, type CarriedStoreError } from '../store/errors.js';
-import type { StoreLocation } from '../store/history.js';
-import { storedRange } from '../store/range-source.js';
-import { compress, MIN_COMPRESSED_BYTES, type Encoding } from './compression.js';
-import { renderHistory, type HistoryBodyHead } from './history.js';
+import type { Candle } from '../../domain/candle.js';
+import { ZoneTime } from '../../domain/time.js';
+import { compress, MIN_COMPRESSED_BYTES, type Encoding } from '../../render/compression.js';
+import type { StoreLocation } from '../../store/candle-tables.js';
+import { carryStoreError, type CarriedStoreError } from '../../store/errors.js';
+import type { BlockCacheBounds } from '../ranges/block-cache.js';
+import { Buckets } from '../ranges/buckets.js';
+import { RangeRenderer, type CandleSource } from '../ranges/range-render.js';
+import { storedRange } from '../ranges/stored-range.js';
+import { renderHistory, type HistoryBodyHead } from './history-body.js';
 
 /** One history answer to render, as the event loop hands it over. */
 export interface HistoryRenderTask {
