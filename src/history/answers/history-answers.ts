@@ -10,7 +10,7 @@ import { BLOCK_CACHE_BOUNDS } from '../ranges/block-cache.js';
 import { GRAIN_OF, type Interval } from '../ranges/buckets.js';
 import { SETTLED_MS } from '../ranges/range-render.js';
 import { renderHistory } from './history-body.js';
-import { historyRenderPool, RENDER_THREADS } from './render-threads.js';
+import { closeRenderThreads, historyRenderPool, RENDER_THREADS } from './render-threads.js';
 import type { HistoryRendered } from './render-worker.js';
 
 /** One history answer asked for: the range already checked and cut to the plan's window. */
@@ -139,8 +139,9 @@ export class HistoryAnswers {
     return answerOf(rendered.etag, body, rendered.compressible, encoded);
   }
 
+  /** Ends the render threads (the app's close), their PostgreSQL connections closed first. */
   async close(): Promise<void> {
-    await this.pool.close();
+    await closeRenderThreads(this.pool);
   }
 
   /** The answer from a worker; the same question asked meanwhile waits for the same answer. */

@@ -10,3 +10,9 @@ export const RENDER_THREADS = POOL_THREADS;
 export function historyRenderPool(): ThreadPool {
   return new ThreadPool(WORKER_FILE);
 }
+
+/** End the render threads, each first closing the connections it reads over (render-worker.ts's `closeConnections`). */
+export async function closeRenderThreads(pool: ThreadPool): Promise<void> {
+  await pool.runOnEachThread('closeConnections' satisfies keyof typeof import('./render-worker.js'));
+  await pool.close();
+}
