@@ -9,7 +9,7 @@ import type { Pipeline } from './http/pipeline/keyed.js';
 import { RefusedRequestLog } from './http/refused-log.js';
 import type { ServingState } from './http/serving-state.js';
 import { keyedEndpoints } from './http/endpoints/keyed-endpoints.js';
-import { HistoryAnswers } from './render/history-answers.js';
+import { HistoryAnswers } from './history/answers/history-answers.js';
 import { createStreams, installStreams } from './http/endpoints/stream.js';
 import { installPageSecurity } from './http/page-security.js';
 import { createClientErrorHandler, createConnectHandler } from './http/connection-errors.js';

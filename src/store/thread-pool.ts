@@ -86,6 +86,21 @@ export class ThreadPool {
     return pool;
   }
 
+  /**
+   * The worker module's export `name` run once on each thread running now,
+   * as a last task before `close` ends them (a thread cannot run code as it
+   * is ended): each run holds its thread until every thread has taken one
+   * (at most `waitMs`; `allThreadsArrived`), so no thread takes two while
+   * another takes none. Failures are ignored: the threads end regardless.
+   */
+  async runOnEachThread(name: string, waitMs = 1_000): Promise<void> {
+    const pool = this.pool;
+    const count = pool?.threads.length ?? 0;
+    if (!pool || count === 0) return;
+    const task: EachThreadTask = { arrived: new Int32Array(new SharedArrayBuffer(4)), count, waitMs };
+    await Promise.allSettled(Array.from({ length: count }, () => pool.run(task, { name })));
+  }
+
   /** The worker threads running now (tests stop one to see the pool recover). */
   get threads(): readonly { terminate(): Promise<number> }[] {
     return this.pool?.threads ?? [];
@@ -96,4 +111,18 @@ export class ThreadPool {
     this.pool = null;
     await pool?.destroy();
   }
+}
+
+/** What each thread's run of `runOnEachThread` gets: a count of the threads that have taken theirs, shared by all. */
+export interface EachThreadTask {
+  arrived: Int32Array;
+  count: number;
+  waitMs: number;
+}
+
+/** In a worker's run of `runOnEachThread`: count this thread in, then wait until every thread has (or the wait is over). */
+export async function allThreadsArrived(task: EachThreadTask): Promise<void> {
+  Atomics.add(task.arrived, 0, 1);
+  const until = Date.now() + task.waitMs;
+  while (Atomics.load(task.arrived, 0) < task.count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 2));
 }

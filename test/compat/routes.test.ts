@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { ManualClock } from '../../src/domain/clock.js';
-import type { StoredCandle } from '../../src/store/history.js';
+import type { StoredCandle } from '../../src/domain/candle.js';
 import { BrsapiMarketResponse, ErrorSchema, NavasanLatestResponse, NavasanOhlcResponse, NavasanUsageResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
 import { eventually, writeRaw } from '../support/env.js';
 import { startHarness, type Harness } from '../support/harness.js';

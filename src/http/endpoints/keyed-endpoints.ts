@@ -1,4 +1,4 @@
-import type { HistoryAnswers } from '../../render/history-answers.js';
+import type { HistoryAnswers } from '../../history/answers/history-answers.js';
 import type { ServiceStatus } from '../../render/status.js';
 import type { AppDeps } from '../deps.js';
 import type { KeyedEndpoint } from '../pipeline/endpoint.js';
