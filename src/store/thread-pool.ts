@@ -17,6 +17,13 @@ export interface ThreadPoolOptions {
   resourceLimits?: ResourceLimits;
   /** Added to each thread's nice value (Linux), so its work yields the cores to the event loop; default 0. */
   niceIncrement?: number;
+  /**
+   * The threads hold sockets (PostgreSQL pools) whose timers must run between
+   * tasks: an idle thread then waits with its event loop turning (piscina's
+   * `atomics: 'async'`) rather than blocked, so a connection idle past its
+   * timeout is closed properly before the thread itself ends idle.
+   */
+  holdsSockets?: boolean;
 }
 
 /** What one task may carry: a signal that stops it (ending the thread it runs on), and buffers moved rather than copied. */
@@ -75,7 +82,7 @@ export class ThreadPool {
    * WorkerFailedError (503) while no thread can run them.
    */
   private start(sizes: { minThreads: number; maxThreads: number; idleTimeout?: number }): Piscina {
-    const pool = new Piscina({ filename: this.filename, ...sizes, resourceLimits: this.options.resourceLimits, niceIncrement: this.options.niceIncrement ?? 0 });
+    const pool = new Piscina({ filename: this.filename, ...sizes, resourceLimits: this.options.resourceLimits, niceIncrement: this.options.niceIncrement ?? 0, atomics: this.options.holdsSockets ? 'async' : 'sync' });
     pool.on('error', (error: Error) => {
       this.failingSince = Date.now();
       if (this.outsideTasks.count++ === 0) {

@@ -48,6 +48,19 @@ describe('ThreadPool', () => {
     }
   });
 
+  it('lets a thread holding sockets run its timers between tasks (a connection idle past its timeout closes)', async () => {
+    const ticking = join(dir.path, 'ticking.mjs');
+    // The count goes up only while the thread's event loop turns between tasks; it is never asked to turn within one.
+    writeFileSync(ticking, 'let ticks = 0;\nsetInterval(() => ticks++, 20);\nexport default () => ticks;\n');
+    const pool = new ThreadPool(ticking, { maxThreads: 1, holdsSockets: true });
+    try {
+      const first = (await pool.run(null)) as number;
+      await eventually(async () => ((await pool.run(null)) as number) > first);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('runs a named export once on each of its threads, a busy one included', async () => {
     const worker = join(dir.path, 'each.mjs');
     const marks = join(dir.path, 'marks.txt');

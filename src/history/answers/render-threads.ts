@@ -8,7 +8,8 @@ export const RENDER_THREADS = POOL_THREADS;
 
 /** History answers rendered in worker threads (render-worker.ts; tasks are HistoryRenderTask). */
 export function historyRenderPool(): ThreadPool {
-  return new ThreadPool(WORKER_FILE);
+  // A thread reading PostgreSQL keeps a connection (stored-range.ts), closed after 30 s idle: before the thread ends idle (60 s).
+  return new ThreadPool(WORKER_FILE, { holdsSockets: true });
 }
 
 /** End the render threads, each first closing the connections it reads over (render-worker.ts's `closeConnections`). */
