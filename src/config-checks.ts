@@ -5,7 +5,7 @@ import { checkDerivedPriority, derivedReferences } from './config-derived.js';
 import type { DerivedReference } from './domain/formula.js';
 import { buildPlans, type Plan } from './domain/plan.js';
 import { DEFAULT_SCREENING, type Screening } from './domain/screening.js';
-import { marketOfReference } from './domain/markets.js';
+import { marketOfReference } from './domain/market-specs.js';
 
 export interface ReferenceData {
   catalogue: Catalogue;

@@ -8,7 +8,7 @@ import { parseConfigJson } from './config-json.js';
 import { DERIVED_SOURCE, FormulaError, parseFormula, type Formula } from './domain/formula.js';
 import { SERVICES } from './domain/plan.js';
 import { CATEGORIES } from './domain/reference.js';
-import { DEFAULT_MARKET_SPECS, marketRules, withoutClosures, type MarketSpec } from './domain/markets.js';
+import { DEFAULT_MARKET_SPECS, marketRules, withoutClosures, type MarketSpec } from './domain/market-specs.js';
 import { knownHolidayCountry } from './catalogue/holidays.js';
 import { isValidTimeZone, ZoneTime } from './domain/time.js';
 import { addressRefusal } from './sources/address-rule.js';

@@ -1,6 +1,6 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { applyOverrides, type Plan, type Service } from '../domain/plan.js';
-import type { Account } from '../store/accounts.js';
+import type { Account } from '../store/account-repository.js';
 import type { Store } from '../store/store.js';
 import { hashKey } from '../domain/key-material.js';
 import type { LimitSpec } from './limiter/limiter.js';
@@ -36,7 +36,7 @@ const MAX_REMEMBERED_KEYS = 100_000;
  * Accounts and keys held in memory, keyed by key hash. It reloads whenever
  * the store's revision moves, which every CLI change bumps, so a key issued or
  * revoked in another process works (or stops) within a second; with Redis a
- * change notice makes every node look at once (roles/serve.ts).
+ * change notice makes every node look at once (roles/serving.ts).
  */
 export class AccessDirectory {
   private byHash = new Map<string, KeyAccess>();

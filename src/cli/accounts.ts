@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SERVICES, type PlanOverrides, type Service } from '../domain/plan.js';
-import type { Account } from '../store/accounts.js';
-import { withContext, type CliContext } from './context.js';
+import type { Account } from '../store/account-repository.js';
+import { withContext, type CliContext } from './cli-context.js';
 import { printJson, printTable, UsageError } from './output.js';
 
 export const USERNAME = /^[a-z0-9][a-z0-9_.-]{2,31}$/;

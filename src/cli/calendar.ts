@@ -3,7 +3,7 @@ import { normaliseReason } from '../domain/market-calendar.js';
 import { addDays, daysFrom, MAX_CALENDAR_SPAN_DAYS, readCalendarDay, spanDays } from '../live/calendar-days.js';
 import { Markets } from '../live/markets.js';
 import { marketsOf } from '../config-checks.js';
-import { withContext, type CliContext } from './context.js';
+import { withContext, type CliContext } from './cli-context.js';
 import { printJson, printTable, UsageError } from './output.js';
 
 const MAX_REASON = 200;

@@ -3,7 +3,7 @@ import type { Buckets } from '../history/ranges/buckets.js';
 import { ImportError, readImport } from '../history/import/import-read.js';
 import { applyImport, writtenCandles, type ImportProgress, type ImportSummary } from '../history/import/import-write.js';
 import type { HistoryReader } from '../history/history-reader.js';
-import type { CliContext } from './context.js';
+import type { CliContext } from './cli-context.js';
 import { printJson, UsageError } from './output.js';
 import { perSecond, ProgressLine } from './progress.js';
 

@@ -3,7 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import { Buckets, INTERVALS } from '../history/ranges/buckets.js';
 import { parseHistoryRange } from '../history/ranges/range-query.js';
 import { candleFragment, HistoryReader } from '../history/history-reader.js';
-import { withContext, type CliContext } from './context.js';
+import { withContext, type CliContext } from './cli-context.js';
 import { importHistory, progressInterval } from './history-import.js';
 import { UsageError } from './output.js';
 

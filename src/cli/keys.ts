@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { asciiDigits } from '../domain/digits.js';
 import { isCalendarDate, parseIsoDateTime, type ZoneTime } from '../domain/time.js';
 import { findAccount } from './accounts.js';
-import { withContext } from './context.js';
+import { withContext } from './cli-context.js';
 import { printJson, printTable, UsageError } from './output.js';
 
 /**

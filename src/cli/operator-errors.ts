@@ -1,7 +1,7 @@
 import { CatalogueError } from '../catalogue/load.js';
 import { ConfigError } from '../config.js';
 import { ListenError } from '../runtime/listen-error.js';
-import { describeStoreError, StoreUnavailableError } from '../store/errors.js';
+import { describeStoreError, StoreUnavailableError } from '../store/store-errors.js';
 
 export { describeStoreError };
 

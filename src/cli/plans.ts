@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Plan } from '../domain/plan.js';
-import { referenceContext } from './context.js';
+import { referenceContext } from './cli-context.js';
 import { printJson } from './output.js';
 
 export function planCommands(program: Command): void {

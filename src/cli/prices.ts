@@ -3,8 +3,8 @@ import type { AppConfig } from '../config.js';
 import type { Reference } from '../domain/reference.js';
 import { DROP_REASON_TEXT } from '../sources/drops.js';
 import { readPriceText } from '../sources/formats/price-text.js';
-import type { ManualPrice } from '../store/manual-prices.js';
-import { withContext, type CliContext } from './context.js';
+import type { ManualPrice } from '../store/manual-price-repository.js';
+import { withContext, type CliContext } from './cli-context.js';
 import { parseExpiry } from './keys.js';
 import { printJson, printTable, UsageError } from './output.js';
 

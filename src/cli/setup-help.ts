@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.js';
-import { describeSetup } from './context.js';
+import { describeSetup } from './cli-context.js';
 
 /** The end of `nerkh --help`: where every command looks, so a wrong directory shows before it bites. */
 export function setupHelp(): string {

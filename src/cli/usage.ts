@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { buildUsageReport } from '../render/usage.js';
-import { ERROR_LOG_DAYS } from '../store/usage.js';
+import { ERROR_LOG_DAYS } from '../store/usage-repository.js';
 import { findAccount } from './accounts.js';
-import { withContext } from './context.js';
+import { withContext } from './cli-context.js';
 import { printJson, printTable, UsageError } from './output.js';
 
 export function usageCommand(program: Command): void {

@@ -2,13 +2,13 @@ import type { Command } from 'commander';
 import { allowanceFor } from '../access/directory.js';
 import { AlertRuleError, MAX_ALERT_RULES, parseAlertRules } from '../domain/alert-rule.js';
 import { applyOverrides, type Plan } from '../domain/plan.js';
-import type { Account } from '../store/accounts.js';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../store/webhooks.js';
+import type { Account } from '../store/account-repository.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../store/webhook-repository.js';
 import { checkWebhookUrl } from '../webhooks/address.js';
 import { newEndpointId, newSecret } from '../webhooks/events.js';
 import { DEFAULT_LOG_LINES, endpointView, webhookOverview } from '../webhooks/overview.js';
 import { findAccount } from './accounts.js';
-import { withContext, type CliContext } from './context.js';
+import { withContext, type CliContext } from './cli-context.js';
 import { printJson, printTable, UsageError } from './output.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];

@@ -1,6 +1,6 @@
 import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
-import { describeStoreError } from '../store/errors.js';
+import { describeStoreError } from '../store/store-errors.js';
 import type { Store } from '../store/store.js';
 import { HistoryReader } from './history-reader.js';
 import { Buckets } from './ranges/buckets.js';

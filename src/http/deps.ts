@@ -1,8 +1,8 @@
 import type { AccessDirectory } from '../access/directory.js';
 import type { FailedKeyThrottle } from '../access/failed-attempts.js';
 import type { SharedLimiter } from '../access/limiter/limiter.js';
-import type { StoreState } from '../store/health.js';
-import type { UsageRepository } from '../store/usage.js';
+import type { StoreState } from '../store/store-health.js';
+import type { UsageRepository } from '../store/usage-repository.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { HistoryReader } from '../history/history-reader.js';

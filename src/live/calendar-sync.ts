@@ -2,7 +2,7 @@ import type { Notices } from '../bus/notices.js';
 import type { Logger } from '../log.js';
 import type { DeclaredDay, Markets } from './markets.js';
 
-/** What the sync needs of the store (store/market-calendar.ts). */
+/** What the sync needs of the store (store/market-calendar-repository.ts). */
 export interface CalendarStore {
   revision(): Promise<number>;
   list(): Promise<DeclaredDay[]>;

@@ -1,9 +1,9 @@
 import { holidaysOf as libraryHolidays } from '../catalogue/holidays.js';
 import { MarketCalendar, type ClosureReason, type DayOverride, type MarketRules, type MarketState } from '../domain/market-calendar.js';
-import { marketRules, type MarketSpec } from '../domain/markets.js';
+import { marketRules, type MarketSpec } from '../domain/market-specs.js';
 import type { MarketField } from '../domain/rate.js';
 
-/** An operator's declaration as the store keeps it (store/market-calendar.ts). */
+/** An operator's declaration as the store keeps it (store/market-calendar-repository.ts). */
 export interface DeclaredDay {
   market: string;
   day: string;

@@ -9,7 +9,7 @@ import { describeSources, withSources } from '../live/source-report.js';
 import { compress, MIN_COMPRESSED_BYTES, SplicedGzip, type Encoding } from './compression.js';
 import { OK_HEAD, okHead } from './envelope.js';
 import { SnapshotCache } from './snapshot-cache.js';
-import { MAX_KEYS, normalKeyList, parseKeyList } from './keys.js';
+import { MAX_KEYS, normalKeyList, parseKeyList } from './reference-keys.js';
 
 export interface Rendered {
   body: string | Buffer;

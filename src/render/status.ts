@@ -5,7 +5,7 @@ import type { RecordingState } from '../history/record/recording-state.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { DROP_REASON_TEXT } from '../sources/drops.js';
 import type { SourceHealth, SourceState } from '../sources/monitor.js';
-import type { StoreState } from '../store/health.js';
+import type { StoreState } from '../store/store-health.js';
 import { okHead } from './envelope.js';
 
 export interface EndpointState {

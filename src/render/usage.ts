@@ -1,5 +1,5 @@
 import type { ZoneTime } from '../domain/time.js';
-import type { UsageErrorEntry } from '../store/usage.js';
+import type { UsageErrorEntry } from '../store/usage-repository.js';
 
 export interface UsageReport {
   account: string;

@@ -3,7 +3,7 @@ import { writeDemoPast, type BackfillSummary } from '../demo/backfill.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
 import type { HistorySpell } from '../roles/ingest.js';
-import { describeStoreError } from '../store/errors.js';
+import { describeStoreError } from '../store/store-errors.js';
 import type { Store } from '../store/store.js';
 
 /**

@@ -2,7 +2,7 @@ import type { AppConfig } from '../config.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
 import { SERVER_SQLITE_BUSY_MS } from '../store/db.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { StoreUnavailableError } from '../store/store-errors.js';
 import { sqliteRangeThreads } from '../history/ranges/read-threads.js';
 import { Store } from '../store/store.js';
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import type { SourceValue } from '../domain/rate.js';
-import type { ManualPrice } from '../store/manual-prices.js';
+import type { ManualPrice } from '../store/manual-price-repository.js';
 import type { SourceData } from './parse.js';
 import { SourceReadError, type SourceReader } from './reader.js';
 import { NO_DROPS, type DropReason } from './drops.js';

@@ -1,15 +1,15 @@
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
-import { AccountRepository } from './accounts.js';
+import { AccountRepository } from './account-repository.js';
 import { connect, migrate, type Connection, type StoreOptions } from './db.js';
-import { describeStoreError, redactUrl, StoreUnavailableError } from './errors.js';
-import { StoreHealth } from './health.js';
+import { describeStoreError, redactUrl, StoreUnavailableError } from './store-errors.js';
+import { StoreHealth } from './store-health.js';
 import { HistoryRepository, type RangeReads } from './candle-tables.js';
-import { KeyRepository } from './keys.js';
-import { ManualPriceRepository } from './manual-prices.js';
-import { MarketCalendarRepository } from './market-calendar.js';
-import { UsageRepository } from './usage.js';
-import { WebhookRepository } from './webhooks.js';
+import { KeyRepository } from './key-repository.js';
+import { ManualPriceRepository } from './manual-price-repository.js';
+import { MarketCalendarRepository } from './market-calendar-repository.js';
+import { UsageRepository } from './usage-repository.js';
+import { WebhookRepository } from './webhook-repository.js';
 
 /** The persistent store, whichever dialect: repositories over one connection, and whether it answers. */
 export class Store {

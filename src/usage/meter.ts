@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { detached } from '../domain/cache-size.js';
 import type { ZoneTime } from '../domain/time.js';
-import type { StoreHealth } from '../store/health.js';
-import type { KeyRepository } from '../store/keys.js';
-import { foldInto, foldKey, HOURLY_KEEP_MS, MAX_PATH, minuteOf, type UsageCount, type UsageErrorEntry, type UsageHour, type UsageRepository } from '../store/usage.js';
+import type { StoreHealth } from '../store/store-health.js';
+import type { KeyRepository } from '../store/key-repository.js';
+import { foldInto, foldKey, HOURLY_KEEP_MS, MAX_PATH, minuteOf, type UsageCount, type UsageErrorEntry, type UsageHour, type UsageRepository } from '../store/usage-repository.js';
 
 /**
  * Twice a second: a process killed without warning (SIGKILL) loses at most the

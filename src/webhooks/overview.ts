@@ -1,5 +1,5 @@
 import type { ZoneTime } from '../domain/time.js';
-import type { WebhookEndpoint, WebhookEvent, WebhookLogEntry, WebhookRepository } from '../store/webhooks.js';
+import type { WebhookEndpoint, WebhookEvent, WebhookLogEntry, WebhookRepository } from '../store/webhook-repository.js';
 import type { WebhookType } from './events.js';
 
 /** An endpoint as its account sees it: never its secret. */

@@ -5,8 +5,8 @@ import { applyOverrides, type Plan } from '../domain/plan.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { Snapshot } from '../live/snapshot.js';
 import type { Logger } from '../log.js';
-import { describeStoreError } from '../store/errors.js';
-import { WebhookFenceError, type StateChange, type WebhookEvent, type WebhookRepository } from '../store/webhooks.js';
+import { describeStoreError } from '../store/store-errors.js';
+import { WebhookFenceError, type StateChange, type WebhookEvent, type WebhookRepository } from '../store/webhook-repository.js';
 import { alertBody, newMessageId, recoveredBody, staleBody } from './events.js';
 import type { WebhookTimings } from './schedule.js';
 

@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
-import { describeStoreError } from '../store/errors.js';
-import type { DueDelivery, DueFilter, WebhookRepository } from '../store/webhooks.js';
+import { describeStoreError } from '../store/store-errors.js';
+import type { DueDelivery, DueFilter, WebhookRepository } from '../store/webhook-repository.js';
 import { postWebhook, type PostOutcome } from './post.js';
 import { nextAttemptAt, type WebhookTimings } from './schedule.js';
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { Store } from '../../src/store/store.js';
-import { minuteOf } from '../../src/store/usage.js';
+import { minuteOf } from '../../src/store/usage-repository.js';
 import { tempDir } from '../support/env.js';
 import { freshDatabase, type TestDatabase } from '../support/postgres.js';
 import { needs, REDIS_URL } from '../support/services.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import { ManualClock } from '../../src/domain/clock.js';
-import { DEFAULT_MARKET_SPECS } from '../../src/domain/markets.js';
+import { DEFAULT_MARKET_SPECS } from '../../src/domain/market-specs.js';
 import { CalendarResponse, DetailResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
 import { eventually, fileSources, tempDir, writeSource } from '../support/env.js';
 import { json, SAMPLE, startHarness, type Harness } from '../support/harness.js';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Store } from '../../src/store/store.js';
-import type { DueDelivery, StateChange } from '../../src/store/webhooks.js';
+import type { DueDelivery, StateChange } from '../../src/store/webhook-repository.js';
 import { tempDir } from '../support/env.js';
 import { dialects } from '../support/harness.js';
 

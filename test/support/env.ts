@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE, type AppConfig } from '../../src/config.js';
-import { DEFAULT_MARKET_SPECS, withoutClosures } from '../../src/domain/markets.js';
+import { DEFAULT_MARKET_SPECS, withoutClosures } from '../../src/domain/market-specs.js';
 import type { SourceConfig } from '../../src/sources/monitor.js';
 import { describeReadError } from '../../src/sources/reader.js';
 import { generous, HANG_MS } from './deadline.js';

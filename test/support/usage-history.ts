@@ -1,5 +1,5 @@
 import type { Store } from '../../src/store/store.js';
-import type { UsageCount, UsageErrorEntry } from '../../src/store/usage.js';
+import type { UsageCount, UsageErrorEntry } from '../../src/store/usage-repository.js';
 
 const SERVICES = ['catalogue', 'detail', 'history', 'stream', 'status', 'usage', 'webservice'];
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Catalogue } from '../../src/catalogue/catalogue.js';
 import { ManualClock } from '../../src/domain/clock.js';
-import { DEFAULT_MARKET_SPECS, marketOfReference } from '../../src/domain/markets.js';
+import { DEFAULT_MARKET_SPECS, marketOfReference } from '../../src/domain/market-specs.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { ageSnapshot } from '../../src/live/ageing.js';
 import { RatesEngine } from '../../src/live/engine.js';

@@ -9,7 +9,7 @@ import { ApiError, type ErrorCode } from '../../src/domain/errors.js';
 import { prepareRate } from '../../src/live/prepare.js';
 import type { PreparedRate, Snapshot } from '../../src/live/snapshot.js';
 import { renderDetail } from '../../src/render/detail.js';
-import { MAX_KEYS, parseKeyList } from '../../src/render/keys.js';
+import { MAX_KEYS, parseKeyList } from '../../src/render/reference-keys.js';
 
 function apiError(code: ErrorCode, status: number) {
   return (error: unknown) => {

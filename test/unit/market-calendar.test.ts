@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { holidaysOf } from '../../src/catalogue/holidays.js';
 import { MarketCalendar, type DayOverride } from '../../src/domain/market-calendar.js';
-import { defaultMarketRules } from '../../src/domain/markets.js';
+import { defaultMarketRules } from '../../src/domain/market-specs.js';
 
 const H = 3_600_000;
 const M = 60_000;

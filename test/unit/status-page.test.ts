@@ -8,7 +8,7 @@ import { NO_UNKNOWN_KEYS } from '../../src/sources/unknown-keys.js';
 import { PUBLIC_UNKNOWN_KEYS, renderStatusPage, sparkline, STATUS_STYLE } from '../../src/web/status-page.js';
 import { holidaysOf } from '../../src/catalogue/holidays.js';
 import { MarketCalendar } from '../../src/domain/market-calendar.js';
-import { defaultMarketRules } from '../../src/domain/markets.js';
+import { defaultMarketRules } from '../../src/domain/market-specs.js';
 
 // 2026-11-22T10:00:00+03:30 is 1 Azar 1405.
 const NOW = Date.parse('2026-11-22T06:30:00Z');

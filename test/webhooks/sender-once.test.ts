@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ZoneTime } from '../../src/domain/time.js';
-import type { DueDelivery, WebhookRepository } from '../../src/store/webhooks.js';
+import type { DueDelivery, WebhookRepository } from '../../src/store/webhook-repository.js';
 import { Store } from '../../src/store/store.js';
 import { newSecret } from '../../src/webhooks/events.js';
 import { webhookTimings } from '../../src/webhooks/schedule.js';

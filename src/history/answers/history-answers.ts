@@ -4,7 +4,7 @@ import type { Candle } from '../../domain/candle.js';
 import type { Reference } from '../../domain/reference.js';
 import type { ZoneTime } from '../../domain/time.js';
 import type { Encoding } from '../../render/compression.js';
-import { isCarriedStoreError, storeErrorOf } from '../../store/errors.js';
+import { isCarriedStoreError, storeErrorOf } from '../../store/store-errors.js';
 import { WorkerFailedError } from '../../threads/pool.js';
 import { unavailable, workerFailed, type HistoryReader } from '../history-reader.js';
 import { BLOCK_CACHE_BOUNDS } from '../ranges/block-cache.js';

@@ -3,7 +3,7 @@ import type { Candle } from '../../domain/candle.js';
 import { ZoneTime } from '../../domain/time.js';
 import { compress, MIN_COMPRESSED_BYTES, type Encoding } from '../../render/compression.js';
 import type { StoreLocation } from '../../store/candle-tables.js';
-import { carryStoreError, type CarriedStoreError } from '../../store/errors.js';
+import { carryStoreError, type CarriedStoreError } from '../../store/store-errors.js';
 import { allThreadsArrived, type EachThreadTask } from '../../threads/pool.js';
 import type { BlockCacheBounds } from '../ranges/block-cache.js';
 import { Buckets } from '../ranges/buckets.js';

@@ -1,7 +1,7 @@
 import { etagOf, fnv1a } from '../../domain/hash.js';
 import { serialiseRate, type Rate, type RateTime } from '../../domain/rate.js';
 import { okHead } from '../../render/envelope.js';
-import { MAX_KEYS, type NamedReferences } from '../../render/keys.js';
+import { MAX_KEYS, type NamedReferences } from '../../render/reference-keys.js';
 
 /** The detail envelope around rates read from history (already in the unit asked for). */
 export function renderRatesAt(rates: readonly Rate[], named: NamedReferences, time: RateTime, generatedAt: string): { body: string; etag: string } {

@@ -1,6 +1,6 @@
 import type { Candle } from '../../domain/candle.js';
 import type { RangeReads } from '../../store/candle-tables.js';
-import { isCarriedStoreError, storeErrorOf } from '../../store/errors.js';
+import { isCarriedStoreError, storeErrorOf } from '../../store/store-errors.js';
 import type { LastTask, RangeTask } from './read-worker.js';
 import { ThreadPool } from '../../threads/pool.js';
 

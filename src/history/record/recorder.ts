@@ -3,7 +3,7 @@ import type { ZoneTime } from '../../domain/time.js';
 import type { DaySeed } from '../../live/market-day.js';
 import type { Snapshot } from '../../live/snapshot.js';
 import { FencedWriteError, type HistoryRepository } from '../../store/candle-tables.js';
-import type { StoreHealth } from '../../store/health.js';
+import type { StoreHealth } from '../../store/store-health.js';
 import { Buckets } from '../ranges/buckets.js';
 import { SourceActivity } from './activity.js';
 

@@ -1,5 +1,5 @@
 import { ApiError } from '../../domain/errors.js';
-import { DEFAULT_MARKET_SPECS } from '../../domain/markets.js';
+import { DEFAULT_MARKET_SPECS } from '../../domain/market-specs.js';
 import { addDays, MAX_CALENDAR_SPAN_DAYS, readCalendarDay, spanDays } from '../../live/calendar-days.js';
 import { Markets } from '../../live/markets.js';
 import { CalendarRenderer } from '../../render/calendar.js';

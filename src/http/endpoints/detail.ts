@@ -3,7 +3,7 @@ import { inToman } from '../../domain/units.js';
 import { ratesAt } from '../../history/at/past-rates.js';
 import { checkAtWindow, parseAt } from '../../history/ranges/range-query.js';
 import { renderRatesAt } from '../../history/at/past-rates-body.js';
-import { resolveNames } from '../../render/keys.js';
+import { resolveNames } from '../../render/reference-keys.js';
 import type { AppDeps } from '../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../pipeline/endpoint.js';
 import { queryParams, type PathParamSpec } from '../pipeline/params.js';

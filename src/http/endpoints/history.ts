@@ -3,7 +3,7 @@ import { KEY_PATTERN } from '../../domain/reference.js';
 import { RIAL_CURRENCY } from '../../domain/units.js';
 import { INTERVALS } from '../../history/ranges/buckets.js';
 import { parseHistoryRange, withinWindow } from '../../history/ranges/range-query.js';
-import { resolveOne } from '../../render/keys.js';
+import { resolveOne } from '../../render/reference-keys.js';
 import type { HistoryAnswers } from '../../history/answers/history-answers.js';
 import { matchesEtag, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';

@@ -4,7 +4,7 @@ import { loadReferenceData } from '../config-checks.js';
 import { loadConfig, type AppConfig } from '../config.js';
 import type { Plan } from '../domain/plan.js';
 import { ZoneTime } from '../domain/time.js';
-import { redactUrl } from '../store/errors.js';
+import { redactUrl } from '../store/store-errors.js';
 import { sqliteFileIn } from '../store/sqlite-file.js';
 import type { Store } from '../store/store.js';
 import type { Catalogue } from '../catalogue/catalogue.js';

@@ -1,4 +1,4 @@
-import { describeStoreError } from './errors.js';
+import { describeStoreError } from './store-errors.js';
 
 export interface StoreState {
   reachable: boolean;

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { generateKey, generateKeyId, hashKey } from '../domain/key-material.js';
-import { bumpRevision } from './accounts.js';
+import { bumpRevision } from './account-repository.js';
 import type { ApiKeysTable, Database } from './schema.js';
 
 /** A key as listed: everything but the key, which is never stored. */
