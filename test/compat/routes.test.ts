@@ -281,7 +281,7 @@ describe('compatibility routes (navasan, BrsApi)', () => {
         assertMatches(NavasanUsageResponse, body);
         return body;
       };
-      // Asked together, both answers come from one read of the store (usage-reports.ts): they must say the same.
+      // Asked together, both answers come from one read of the store (src/http/endpoints/usage/reports.ts): they must say the same.
       const [counts, reportAnswer] = await Promise.all([usage(), get('/v1/usage?days=31', { 'x-api-key': account })]);
       const report = JSON.parse(reportAnswer.text) as { daily: { date: string; requests: number }[] };
       const today = report.daily.find((day) => day.date === '2026-11-28')!.requests;
