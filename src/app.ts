@@ -9,7 +9,7 @@ import type { Pipeline } from './http/pipeline/keyed.js';
 import { RefusedRequestLog } from './http/refused-log.js';
 import type { ServingState } from './http/serving-state.js';
 import { endpointContext } from './http/endpoints/module.js';
-import { ENDPOINTS } from './http/endpoints/registry.js';
+import { API_SCHEMAS, ENDPOINTS } from './http/endpoints/registry.js';
 import { appStatus } from './http/endpoints/status/route.js';
 import { installPageSecurity } from './http/page-security.js';
 import { createClientErrorHandler, createConnectHandler } from './http/connection-errors.js';
@@ -95,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // The refusals folded in the running second are written, not lost with the process.
   app.addHook('onClose', async () => state.refusals.flush());
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  for (const schema of API_SCHEMAS) app.addSchema(schema);
   const keyed = installPipeline(app, pipeline);
   app.decorate('keyedRoutes', keyed.keyedRoutes);
   for (const [name, value] of built.exposed) app.decorate(name, value);

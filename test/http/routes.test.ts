@@ -4,14 +4,19 @@ import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { PER_UNITS } from '../../src/domain/reference.js';
 import { ENDPOINTS } from '../../src/http/endpoints/registry.js';
-import { CatalogueResponse, DetailResponse, ErrorSchema, SHARED_SCHEMAS, StatusResponse, UsageResponse } from '../../src/http/schemas.js';
+import { ErrorSchema } from '../../src/http/schemas.js';
+import { CatalogueResponse } from '../../src/http/endpoints/catalogue/schema.js';
+import { DetailResponse } from '../../src/http/endpoints/detail/schema.js';
+import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
+import { StatusResponse } from '../../src/http/endpoints/status/schema.js';
+import { UsageResponse } from '../../src/http/endpoints/usage/schema.js';
 import { dialects, json, SAMPLE, startHarness, type Harness } from '../support/harness.js';
 import { eventually, writeRaw, writeSource } from '../support/env.js';
 
 /** Responses are checked against the same schemas the OpenAPI document is generated from. */
 function assertMatches(schema: TSchema, body: unknown) {
-  const ok = Value.Check(schema, SHARED_SCHEMAS, body);
-  assert.ok(ok, `response does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
+  const ok = Value.Check(schema, API_SCHEMAS, body);
+  assert.ok(ok, `response does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, API_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
 }
 
 for (const dialect of dialects()) {

@@ -10,7 +10,7 @@ import type { AppDeps } from '../deps.js';
 import { acceptedEncoding } from '../encoding.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../pipeline/endpoint.js';
 import { queryParams } from '../pipeline/params.js';
-import { HistoryResponse } from '../schemas.js';
+import { CandleSchema, HistoryResponse } from '../schemas.js';
 import { endpointModule } from './module.js';
 import { UNIT } from './unit-param.js';
 
@@ -83,6 +83,7 @@ export function historyEndpoint(deps: Pick<AppDeps, 'history' | 'catalogue' | 't
 }
 
 export const endpoint = endpointModule({
+  schemas: [CandleSchema, HistoryResponse],
   build: (context) => {
     const { deps } = context;
     // Rendered in worker threads where the store allows (see HistoryAnswers); the threads end with the app.

@@ -1,3 +1,5 @@
+import type { TSchema } from '@sinclair/typebox';
+import { SHARED_SCHEMAS } from '../schemas.js';
 import type { EndpointModule } from './module.js';
 import { endpoint as catalogue } from './catalogue/route.js';
 import { endpoint as detail } from './detail/route.js';
@@ -38,3 +40,6 @@ export const ENDPOINTS: readonly EndpointModule[] = [
   navasanUsage,
   brsapiGoldCurrency,
 ];
+
+/** Every schema with an `$id` the API's answers refer to: the shared ones (schemas.ts), then each endpoint's own (its schema.ts). */
+export const API_SCHEMAS: TSchema[] = [...SHARED_SCHEMAS, ...ENDPOINTS.flatMap((endpoint) => endpoint.schemas ?? [])];

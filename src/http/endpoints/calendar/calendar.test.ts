@@ -10,7 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import { ManualClock } from '../../../domain/clock.js';
 import { DEFAULT_MARKET_SPECS } from '../../../domain/markets.js';
-import { CalendarResponse, DetailResponse, SHARED_SCHEMAS } from '../../../http/schemas.js';
+import { CalendarResponse } from './schema.js';
+import { DetailResponse } from '../../../http/endpoints/detail/schema.js';
+import { API_SCHEMAS } from '../../../http/endpoints/registry.js';
 import { eventually, fileSources, tempDir, writeSource } from '../../../../test/support/env.js';
 import { json, SAMPLE, startHarness, type Harness } from '../../../../test/support/harness.js';
 import { openStream, ratesOf, type SseStream } from '../../../../test/stream/sse-client.js';
@@ -49,7 +51,7 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
   const rates = async (keys: string): Promise<RateJson[]> => {
     const response = await get(`/v1/rates/${keys}`);
     assert.equal(response.statusCode, 200, response.body);
-    assert.ok(Value.Check(DetailResponse, SHARED_SCHEMAS, json(response)), response.body.slice(0, 400));
+    assert.ok(Value.Check(DetailResponse, API_SCHEMAS, json(response)), response.body.slice(0, 400));
     return json(response).rates as RateJson[];
   };
   const rate = async (name: string) => (await rates(name))[0]!;
@@ -75,7 +77,7 @@ describe('market calendar over HTTP (injected clock, the built-in markets)', () 
     const response = await get('/v1/calendar?market=tehran&from=۱۴۰۶/۰۱/۰۱&to=1406/01/31');
     assert.equal(response.statusCode, 200, response.body);
     const body = json(response);
-    assert.ok(Value.Check(CalendarResponse, SHARED_SCHEMAS, body), response.body.slice(0, 400));
+    assert.ok(Value.Check(CalendarResponse, API_SCHEMAS, body), response.body.slice(0, 400));
     assert.equal(body.market, 'tehran');
     assert.equal(body.from, '2027-03-21');
     assert.equal(body.to, '2027-04-20');

@@ -8,7 +8,7 @@ import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams } from '../../pipeline/params.js';
 import { endpointModule } from '../module.js';
-import { CalendarResponse } from '../../schemas.js';
+import { CalendarResponse, ClosedDaySchema } from './schema.js';
 
 /** Without `to`: this many days from `from`. */
 const DEFAULT_DAYS = 31;
@@ -69,6 +69,7 @@ export function calendarEndpoint(deps: Pick<AppDeps, 'time' | 'markets'>): Keyed
 }
 
 export const endpoint = endpointModule({
+  schemas: [ClosedDaySchema, CalendarResponse],
   build: ({ deps }) => calendarEndpoint(deps),
   examples: { '/v1/calendar': () => '/v1/calendar?market=tehran&from=1406/01/01&to=1406/01/31' },
 });

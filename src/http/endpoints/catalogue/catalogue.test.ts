@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
-import { CatalogueResponse, SHARED_SCHEMAS } from '../../../http/schemas.js';
+import { CatalogueResponse } from './schema.js';
+import { API_SCHEMAS } from '../../../http/endpoints/registry.js';
 import { json, startHarness, type Harness } from '../../../../test/support/harness.js';
 
 interface Reference {
@@ -19,7 +20,7 @@ describe('catalogue with a key: in_plan and Persian-aware search', () => {
     const response = await harness.app.inject({ url, headers: { 'x-api-key': key } });
     assert.equal(response.statusCode, 200, response.body);
     const body = json(response);
-    assert.ok(Value.Check(CatalogueResponse, SHARED_SCHEMAS, body), JSON.stringify([...Value.Errors(CatalogueResponse, SHARED_SCHEMAS, body)].slice(0, 3)));
+    assert.ok(Value.Check(CatalogueResponse, API_SCHEMAS, body), JSON.stringify([...Value.Errors(CatalogueResponse, API_SCHEMAS, body)].slice(0, 3)));
     assert.equal(body.count, (body.references as unknown[]).length);
     return body.references as Reference[];
   };

@@ -1,8 +1,8 @@
 import { CATEGORIES } from '../../../domain/reference.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams } from '../../pipeline/params.js';
-import { CatalogueResponse } from '../../schemas.js';
 import { endpointModule } from '../module.js';
+import { CatalogueResponse, ReferenceSchema } from './schema.js';
 import { CatalogueRenderer } from './render.js';
 
 export const MAX_SEARCH_LENGTH = 100;
@@ -37,6 +37,7 @@ export function catalogueEndpoint(renderer: CatalogueRenderer): KeyedEndpoint {
 }
 
 export const endpoint = endpointModule({
+  schemas: [ReferenceSchema, CatalogueResponse],
   build: ({ deps }) => catalogueEndpoint(new CatalogueRenderer(deps.catalogue)),
   examples: { '/v1/rates': () => '/v1/rates' },
 });

@@ -8,12 +8,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
-import { ConvertResponse, JewelleryResponse, SHARED_SCHEMAS } from '../../../http/schemas.js';
+import { ConvertResponse } from './schema.js';
+import { JewelleryResponse } from '../../../http/endpoints/jewellery/schema.js';
+import { API_SCHEMAS } from '../../../http/endpoints/registry.js';
 import { json, startHarness, type Harness } from '../../../../test/support/harness.js';
 import { eventually, writeRaw } from '../../../../test/support/env.js';
 
 function assertMatches(schema: TSchema, body: unknown) {
-  assert.ok(Value.Check(schema, SHARED_SCHEMAS, body), `${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
+  assert.ok(Value.Check(schema, API_SCHEMAS, body), `${schema.$id}: ${JSON.stringify([...Value.Errors(schema, API_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
 }
 
 /** The number text of a field as the body writes it (JSON.parse would pass it through a float). */

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams } from '../../pipeline/params.js';
 import { endpointModule } from '../module.js';
-import { ConvertResponse } from '../../schemas.js';
+import { ConvertResponse } from './schema.js';
 import { fromPlanSnapshot } from '../plan-snapshot.js';
 import { UNIT } from '../unit-param.js';
 
@@ -53,6 +53,7 @@ export function convertEndpoint(deps: Pick<AppDeps, 'snapshots' | 'catalogue' | 
 }
 
 export const endpoint = endpointModule({
+  schemas: [ConvertResponse],
   build: ({ deps }) => convertEndpoint(deps),
   examples: { '/v1/convert': () => '/v1/convert?from=usd_free&to=IRT&amount=2.5' },
 });

@@ -6,9 +6,9 @@ import { renderRatesAt, resolveNames } from '../../../render/rates-at.js';
 import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams, type PathParamSpec } from '../../pipeline/params.js';
-import { DetailResponse } from '../../schemas.js';
 import { historyCacheSeconds } from '../history.js';
 import { endpointModule } from '../module.js';
+import { DetailResponse } from './schema.js';
 import { UNIT } from '../unit-param.js';
 import { DetailRenderer } from './render.js';
 
@@ -87,6 +87,7 @@ export function detailEndpoint(deps: Pick<AppDeps, 'snapshots' | 'history' | 'ca
 }
 
 export const endpoint = endpointModule({
+  schemas: [DetailResponse],
   build: ({ deps }) => detailEndpoint(deps, new DetailRenderer(deps.catalogue, deps.time)),
   examples: { '/v1/rates/:keys': () => '/v1/rates/usd_free,coin_emami' },
 });

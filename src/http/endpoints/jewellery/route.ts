@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams, type ParamSpec } from '../../pipeline/params.js';
 import { endpointModule } from '../module.js';
-import { JewelleryResponse } from '../../schemas.js';
+import { JewelleryResponse } from './schema.js';
 import { fromPlanSnapshot } from '../plan-snapshot.js';
 import { UNIT } from '../unit-param.js';
 
@@ -63,6 +63,7 @@ export function jewelleryEndpoint(deps: Pick<AppDeps, 'snapshots' | 'catalogue' 
 }
 
 export const endpoint = endpointModule({
+  schemas: [JewelleryResponse],
   build: ({ deps }) => jewelleryEndpoint(deps),
   examples: { '/v1/jewellery': () => '/v1/jewellery?weight=3.5&making_percent=18' },
 });

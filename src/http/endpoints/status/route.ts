@@ -5,8 +5,8 @@ import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams } from '../../pipeline/params.js';
 import { currentStatus } from '../../routes/status.js';
-import { StatusResponse } from '../../schemas.js';
 import { endpointModule, type EndpointContext } from '../module.js';
+import { StatusResponse } from './schema.js';
 import { appStreams } from '../stream/route.js';
 
 /** `GET /v1/status`: the service's health, rendered per request from `current` (shared with the public /status page). */
@@ -35,6 +35,7 @@ function makeStatus(context: EndpointContext): (now: number) => ServiceStatus {
 }
 
 export const endpoint = endpointModule({
+  schemas: [StatusResponse],
   build: (context) => statusEndpoint(context.deps, appStatus(context)),
   examples: { '/v1/status': () => '/v1/status' },
 });

@@ -9,7 +9,8 @@ import { Value } from '@sinclair/typebox/value';
 import { ZoneTime } from '../../../domain/time.js';
 import { Buckets } from '../../../history/buckets.js';
 import { HistoryReader } from '../../../history/reader.js';
-import { SHARED_SCHEMAS, StatusResponse } from '../../../http/schemas.js';
+import { API_SCHEMAS } from '../../../http/endpoints/registry.js';
+import { StatusResponse } from './schema.js';
 import { openStream, type SseStream } from '../../../../test/stream/sse-client.js';
 import { eventually } from '../../../../test/support/env.js';
 import { json, startHarness, type Harness } from '../../../../test/support/harness.js';
@@ -40,7 +41,7 @@ describe('status of the history and the push stream', () => {
     const response = await harness.app.inject({ url: '/v1/status', headers: { 'x-api-key': key } });
     assert.equal(response.statusCode, 200, response.body);
     const body = json(response);
-    assert.ok(Value.Check(StatusResponse, SHARED_SCHEMAS, body), JSON.stringify([...Value.Errors(StatusResponse, SHARED_SCHEMAS, body)].slice(0, 3)));
+    assert.ok(Value.Check(StatusResponse, API_SCHEMAS, body), JSON.stringify([...Value.Errors(StatusResponse, API_SCHEMAS, body)].slice(0, 3)));
     return body as unknown as StatusBody;
   };
   const page = async () => (await harness.app.inject({ url: '/status' })).body;

@@ -1,7 +1,7 @@
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams } from '../../pipeline/params.js';
-import { UsageResponse } from '../../schemas.js';
 import { endpointModule } from '../module.js';
+import { UsageResponse } from './schema.js';
 import { appUsageReports, MAX_REPORT_DAYS, type UsageReports } from './reports.js';
 
 /** `GET /v1/usage`: the caller's own account usage, on every plan; read from the store at most once a second per account (reports.ts). */
@@ -23,6 +23,7 @@ export function usageEndpoint(reports: UsageReports): KeyedEndpoint {
 }
 
 export const endpoint = endpointModule({
+  schemas: [UsageResponse],
   build: (context) => usageEndpoint(appUsageReports(context)),
   examples: { '/v1/usage': () => '/v1/usage' },
 });

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams } from '../../pipeline/params.js';
 import { endpointModule } from '../module.js';
-import { WebhooksResponse } from '../../schemas.js';
+import { WebhooksResponse } from './schema.js';
 
 /**
  * `GET /v1/webhooks`: the caller's own webhook endpoints (never their
@@ -39,6 +39,7 @@ function unavailable(): ApiError {
 }
 
 export const endpoint = endpointModule({
+  schemas: [WebhooksResponse],
   build: ({ deps }) => webhooksEndpoint(deps),
   examples: { '/v1/webhooks': () => '/v1/webhooks' },
 });

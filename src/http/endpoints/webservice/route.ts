@@ -3,8 +3,8 @@ import { secondsToBoundary } from '../../conditional.js';
 import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams } from '../../pipeline/params.js';
-import { WebserviceResponse } from '../../schemas.js';
 import { endpointModule } from '../module.js';
+import { WebserviceResponse, WebserviceEntrySchema } from './schema.js';
 import { UNIT } from '../unit-param.js';
 import { WebserviceRenderer } from './render.js';
 
@@ -35,6 +35,7 @@ export function webserviceEndpoint(deps: Pick<AppDeps, 'time' | 'snapshots'>, re
 }
 
 export const endpoint = endpointModule({
+  schemas: [WebserviceEntrySchema, WebserviceResponse],
   build: ({ deps }) => webserviceEndpoint(deps, new WebserviceRenderer(deps.catalogue)),
   examples: { '/webservice/:username': (username) => `/webservice/${username}` },
 });

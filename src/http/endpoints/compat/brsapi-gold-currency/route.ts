@@ -2,8 +2,8 @@ import { BrsapiMarket } from '../../../../compat/brsapi-market.js';
 import type { AppDeps } from '../../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../../pipeline/endpoint.js';
 import { queryParams } from '../../../pipeline/params.js';
-import { BrsapiMarketResponse } from '../../../schemas.js';
 import { endpointModule } from '../../module.js';
+import { BrsapiMarketResponse, BrsapiItemSchema } from './schema.js';
 import { COMPAT_DOC } from '../doc.js';
 import { peerKeyParam } from '../key-param.js';
 
@@ -35,6 +35,7 @@ export function brsapiGoldCurrencyEndpoint(deps: Pick<AppDeps, 'snapshots'>, mar
 }
 
 export const endpoint = endpointModule({
+  schemas: [BrsapiItemSchema, BrsapiMarketResponse],
   build: ({ deps }) => brsapiGoldCurrencyEndpoint(deps, new BrsapiMarket(deps.catalogue, deps.time)),
   examples: { '/compat/brsapi/Api/Market/Gold_Currency.php': () => '/compat/brsapi/Api/Market/Gold_Currency.php' },
 });

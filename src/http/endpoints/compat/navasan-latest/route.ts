@@ -2,8 +2,8 @@ import { NavasanLatest } from '../../../../compat/navasan-latest.js';
 import type { AppDeps } from '../../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../../pipeline/endpoint.js';
 import { queryParams } from '../../../pipeline/params.js';
-import { NavasanLatestResponse } from '../../../schemas.js';
 import { endpointModule, type EndpointContext } from '../../module.js';
+import { NavasanLatestResponse, NavasanItemSchema } from './schema.js';
 import { COMPAT_DOC } from '../doc.js';
 import { peerKeyParam } from '../key-param.js';
 
@@ -55,6 +55,7 @@ function makeNavasanLatest({ deps }: EndpointContext): NavasanLatest {
 }
 
 export const endpoint = endpointModule({
+  schemas: [NavasanItemSchema, NavasanLatestResponse],
   build: (context) => navasanLatestEndpoint(context.deps, appNavasanLatest(context)),
   examples: { '/compat/navasan/latest': () => '/compat/navasan/latest?item=usd,sekkeh' },
 });

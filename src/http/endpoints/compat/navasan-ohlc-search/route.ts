@@ -6,9 +6,9 @@ import { withinWindow } from '../../../../history/range.js';
 import type { AppDeps } from '../../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../../pipeline/endpoint.js';
 import { queryParams } from '../../../pipeline/params.js';
-import { NavasanOhlcResponse } from '../../../schemas.js';
 import { historyCacheSeconds } from '../../history.js';
 import { endpointModule } from '../../module.js';
+import { NavasanOhlcResponse, NavasanCandleSchema } from './schema.js';
 import { COMPAT_DOC } from '../doc.js';
 import { appNavasanLatest } from '../navasan-latest/route.js';
 import { peerKeyParam } from '../key-param.js';
@@ -69,6 +69,7 @@ export function navasanOhlcSearchEndpoint(deps: Pick<AppDeps, 'history' | 'time'
 }
 
 export const endpoint = endpointModule({
+  schemas: [NavasanCandleSchema, NavasanOhlcResponse],
   build: (context) => navasanOhlcSearchEndpoint(context.deps, appNavasanLatest(context)),
   examples: { '/compat/navasan/ohlcSearch': () => '/compat/navasan/ohlcSearch?item=usd&start=1405-01-01&end=1405-01-10' },
 });

@@ -1,7 +1,7 @@
 import { keyedEndpoint, type KeyedEndpoint } from '../../../pipeline/endpoint.js';
 import { queryParams } from '../../../pipeline/params.js';
-import { NavasanUsageResponse } from '../../../schemas.js';
 import { endpointModule } from '../../module.js';
+import { NavasanUsageResponse } from './schema.js';
 import { appUsageReports, type UsageReports } from '../../usage/reports.js';
 import { COMPAT_DOC } from '../doc.js';
 import { peerKeyParam } from '../key-param.js';
@@ -36,6 +36,7 @@ export function navasanUsageEndpoint(reports: UsageReports): KeyedEndpoint {
 }
 
 export const endpoint = endpointModule({
+  schemas: [NavasanUsageResponse],
   build: (context) => navasanUsageEndpoint(appUsageReports(context)),
   examples: { '/compat/navasan/usage': () => '/compat/navasan/usage' },
 });
