@@ -2,6 +2,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
+ * src/history/ spans two layers: its answers/ and at/ make response bodies
+ * (with the render layer's success head, compression and key lists), so they
+ * sit with render; the rest records and reads candles, beside live and
+ * webhooks, and may not import them (named from history's own folders, as
+ * `./answers/…` or `../at/…`).
+ */
+const HISTORY_BODIES = ['answers', 'at'];
+const HISTORY_ABOVE = HISTORY_BODIES.map((folder) => `src/history/${folder}/**`);
+
+/**
  * The layers of src/, top to bottom: a folder may not import the folders and
  * root files its entry names, so it imports from its own layer and the layers
  * below it, and no rule or table ever has to reach back up (docs/ARCHITECTURE.md#the-layers-the-lint-enforces).
@@ -11,22 +21,24 @@ const LAYERS = [
   { files: ['src/roles/**'], forbidden: ['cli', 'server', 'runtime'] },
   { files: ['src/domain/**'], forbidden: ['compat', 'catalogue', 'sources', 'store', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server', 'config', 'config-checks'] },
   { files: ['src/catalogue/**', 'src/sources/**', 'src/store/**'], forbidden: ['compat', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server'] },
-  { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/history/**', 'src/webhooks/**'], forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'] },
-  { files: ['src/render/**', 'src/web/**', 'src/stream/**', 'src/compat/**'], forbidden: ['http', 'cli', 'roles', 'app', 'runtime', 'server'] },
+  { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/webhooks/**'], forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'] },
+  { files: ['src/history/**'], ignores: HISTORY_ABOVE, forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'], ownFolders: HISTORY_BODIES },
+  { files: ['src/render/**', 'src/web/**', 'src/stream/**', 'src/compat/**', ...HISTORY_ABOVE], forbidden: ['http', 'cli', 'roles', 'app', 'runtime', 'server'] },
   { files: ['src/http/**'], forbidden: ['cli', 'roles', 'app', 'runtime', 'server'] },
 ];
 
-const layerRules = LAYERS.map(({ files, forbidden }) => ({
+const MESSAGE = 'This layer may import only from the layers below it (see eslint.config.js).';
+
+const layerRules = LAYERS.map(({ files, ignores, forbidden, ownFolders }) => ({
   files,
+  ...(ignores ? { ignores } : {}),
   rules: {
     'no-restricted-imports': [
       'error',
       {
         patterns: [
-          {
-            regex: `^(\\.\\./)+(${forbidden.join('|')})(/|\\.js$)`,
-            message: 'This layer may import only from the layers below it (see eslint.config.js).',
-          },
+          { regex: `^(\\.\\./)+(${forbidden.join('|')})(/|\\.js$)`, message: MESSAGE },
+          ...(ownFolders ? [{ regex: `^\\.\\.?/(${ownFolders.join('|')})/`, message: MESSAGE }] : []),
         ],
       },
     ],

@@ -10,11 +10,10 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { parseWrk } from './load.js';
-import type { Candle } from '../src/domain/candle.js';
+import type { Candle, StoredCandle } from '../src/domain/candle.js';
 import { ZoneTime } from '../src/domain/time.js';
-import { Buckets } from '../src/history/buckets.js';
+import { Buckets } from '../src/history/ranges/buckets.js';
 
-import type { StoredCandle } from '../src/store/history.js';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
-import type { Buckets } from '../history/buckets.js';
-import { ImportError, readImport } from '../history/import.js';
-import { applyImport, writtenCandles, type ImportProgress, type ImportSummary } from '../history/import-write.js';
-import type { HistoryReader } from '../history/reader.js';
+import type { Buckets } from '../history/ranges/buckets.js';
+import { ImportError, readImport } from '../history/import/import-read.js';
+import { applyImport, writtenCandles, type ImportProgress, type ImportSummary } from '../history/import/import-write.js';
+import type { HistoryReader } from '../history/history-reader.js';
 import type { CliContext } from './context.js';
 import { printJson, UsageError } from './output.js';
 import { perSecond, ProgressLine } from './progress.js';

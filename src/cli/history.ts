@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { ApiError } from '../domain/errors.js';
-import { Buckets, INTERVALS } from '../history/buckets.js';
-import { parseHistoryRange } from '../history/range.js';
-import { candleFragment, HistoryReader } from '../history/reader.js';
+import { Buckets, INTERVALS } from '../history/ranges/buckets.js';
+import { parseHistoryRange } from '../history/ranges/range-query.js';
+import { candleFragment, HistoryReader } from '../history/history-reader.js';
 import { withContext, type CliContext } from './context.js';
 import { importHistory, progressInterval } from './history-import.js';
 import { UsageError } from './output.js';

@@ -2,8 +2,8 @@ import type { Candle } from '../domain/candle.js';
 import { asciiDigits } from '../domain/digits.js';
 import { ApiError } from '../domain/errors.js';
 import type { RateTime } from '../domain/rate.js';
-import type { Buckets } from '../history/buckets.js';
-import { MAX_CANDLES, parseTimeInput, type HistoryRange, type TimeInput } from '../history/range.js';
+import type { Buckets } from '../history/ranges/buckets.js';
+import { MAX_CANDLES, parseTimeInput, type HistoryRange, type TimeInput } from '../history/ranges/range-query.js';
 import type { PeerUnit } from './peer-unit.js';
 import { navasanDate, unixSeconds } from './peer-time.js';
 

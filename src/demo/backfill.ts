@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { rollUp, type Candle } from '../domain/candle.js';
+import { rollUp, type Candle, type StoredCandle } from '../domain/candle.js';
 import { threadCpuMs } from '../domain/thread-cpu.js';
 import type { ZoneTime } from '../domain/time.js';
-import { Buckets } from '../history/buckets.js';
+import { Buckets } from '../history/ranges/buckets.js';
 import type { Logger } from '../log.js';
-import type { HistoryRepository, StoredCandle } from '../store/history.js';
+import type { HistoryRepository } from '../store/candle-tables.js';
 import { gaussian, LEVELS_FILE, roundLike } from './feeder.js';
 
 const MINUTE = 60_000;

@@ -20,6 +20,17 @@ export interface Candle {
   closeAt: number;
 }
 
+/** The grains the store keeps: minute candles (kept for a while), hourly and daily rollups (kept forever). */
+export type Grain = 'minute' | 'hour' | 'day';
+export const GRAINS: readonly Grain[] = ['minute', 'hour', 'day'];
+
+/** A candle of one reference at one grain, as written. */
+export interface StoredCandle {
+  grain: Grain;
+  reference: string;
+  candle: Candle;
+}
+
 /** A candle holding one value. */
 export function candleOf(start: number, value: string, source: string, closeAt: number): Candle {
   return { start, open: value, high: value, low: value, close: value, points: 1, source, closeAt };

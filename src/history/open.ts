@@ -2,9 +2,9 @@ import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
 import { describeStoreError } from '../store/errors.js';
 import type { Store } from '../store/store.js';
-import { Buckets } from './buckets.js';
-import { HistoryReader } from './reader.js';
-import { HistoryRecorder, type RecorderFence } from './recorder.js';
+import { HistoryReader } from './history-reader.js';
+import { Buckets } from './ranges/buckets.js';
+import { HistoryRecorder, type RecorderFence } from './record/recorder.js';
 
 /**
  * A recorder (fed by the engine) and a reader (for HTTP) over one store. The

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Service } from '../domain/plan.js';
 import { ApiError, DEFAULT_MESSAGES } from '../domain/errors.js';
-import type { HistoryAnswers } from '../render/history-answers.js';
+import type { HistoryAnswers } from '../history/answers/history-answers.js';
 import type { KeyedEndpoint } from './pipeline/endpoint.js';
 
 /** A route that needs a key, as registered. */

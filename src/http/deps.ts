@@ -5,7 +5,7 @@ import type { StoreState } from '../store/health.js';
 import type { UsageRepository } from '../store/usage.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import type { HistoryReader } from '../history/reader.js';
+import type { HistoryReader } from '../history/history-reader.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { Markets } from '../live/markets.js';
 import type { RefreshTiers } from '../live/refresh-tiers.js';

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.js';
-import type { HistoryBacklog } from '../history/recorder.js';
+import type { HistoryBacklog } from '../history/record/recorder.js';
 import type { UsageBacklog } from '../usage/meter.js';
 import type { RefreshTiers } from '../live/refresh-tiers.js';
 import type { ClusterState } from '../render/status.js';

@@ -1,6 +1,6 @@
 import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { PER_UNITS } from '../domain/reference.js';
-import { INTERVALS } from '../history/buckets.js';
+import { INTERVALS } from '../history/ranges/buckets.js';
 import { CURRENCIES } from '../domain/currency.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 import { DROP_REASONS } from '../sources/drops.js';

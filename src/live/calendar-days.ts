@@ -1,5 +1,5 @@
 import { isoDate } from '../domain/market-calendar.js';
-import { readTimeInput } from '../history/range.js';
+import { readTimeInput } from '../history/ranges/range-query.js';
 
 /** The widest span one calendar request or declaration covers, in days. */
 export const MAX_CALENDAR_SPAN_DAYS = 366;

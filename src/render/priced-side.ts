@@ -3,7 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import { RIAL_CURRENCY, TOMAN_CURRENCY, type RateUnit } from '../domain/units.js';
 import { preparedIn } from '../live/prepare.js';
 import type { Snapshot } from '../live/snapshot.js';
-import { resolveOne } from './rates-at.js';
+import { resolveOne } from './keys.js';
 
 /**
  * One side of a conversion, or the price a jewellery invoice starts from:

@@ -1,7 +1,7 @@
 import { etagOf, fnv1a } from '../domain/hash.js';
 import { formatAge, type ZoneTime } from '../domain/time.js';
 import type { NodeInfo } from '../bus/nodes.js';
-import type { RecordingState } from '../history/recording-state.js';
+import type { RecordingState } from '../history/record/recording-state.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { DROP_REASON_TEXT } from '../sources/drops.js';
 import type { SourceHealth, SourceState } from '../sources/monitor.js';

@@ -5,7 +5,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { AppConfig } from '../config.js';
 import { DemoFeeder } from '../demo/feeder.js';
 import type { ZoneTime } from '../domain/time.js';
-import type { HistoryRecorder } from '../history/recorder.js';
+import type { HistoryRecorder } from '../history/record/recorder.js';
 import type { DerivedReference } from '../domain/formula.js';
 import type { Screening } from '../domain/screening.js';
 import { RatesEngine } from '../live/engine.js';

@@ -1,8 +1,8 @@
 import { AccessDirectory } from '../access/directory.js';
 import { buildApp, type AppDeps } from '../app.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import type { HistoryReader } from '../history/reader.js';
-import type { HistoryBacklog } from '../history/recorder.js';
+import type { HistoryReader } from '../history/history-reader.js';
+import type { HistoryBacklog } from '../history/record/recorder.js';
 import type { Plan } from '../domain/plan.js';
 import type { ZoneTime } from '../domain/time.js';
 import { createMetrics } from '../http/metrics.js';

@@ -1,5 +1,5 @@
 import { epochOf, type LeaderLease } from '../bus/lease.js';
-import type { RecorderFence } from '../history/recorder.js';
+import type { RecorderFence } from '../history/record/recorder.js';
 import type { Logger } from '../log.js';
 
 /**

@@ -3,7 +3,7 @@ import { buildProbeApp, type AppDeps } from '../app.js';
 import type { AppConfig } from '../config.js';
 import { loadReferenceData } from '../config-checks.js';
 import type { BackfillSummary } from '../demo/backfill.js';
-import type { Clock } from '../domain/clock.js';
+import { ShiftedClock, type Clock } from '../domain/clock.js';
 import { ZoneTime } from '../domain/time.js';
 import { openHistory } from '../history/open.js';
 import { CalendarSync } from '../live/calendar-sync.js';
@@ -88,7 +88,7 @@ export interface RuntimeOptions {
  */
 export async function startRuntime(config: AppConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const role = options.role ?? 'all';
-  const time = new ZoneTime(config.timezone, options.clock);
+  const time = new ZoneTime(config.timezone, options.clock ?? (config.clockShiftMs ? new ShiftedClock(config.clockShiftMs) : undefined));
   const logger = options.logger ?? createLogger(config.logLevel);
   const { catalogue, plans, sourcePriority, screening, derived, marketOf } = loadReferenceData(config);
   const markets = new Markets(config.markets, marketOf);

@@ -4,7 +4,7 @@ import { AccountRepository } from './accounts.js';
 import { connect, migrate, type Connection, type StoreOptions } from './db.js';
 import { describeStoreError, redactUrl, StoreUnavailableError } from './errors.js';
 import { StoreHealth } from './health.js';
-import { HistoryRepository } from './history.js';
+import { HistoryRepository } from './candle-tables.js';
 import { RangeReadPool } from './range-pool.js';
 import { KeyRepository } from './keys.js';
 import { ManualPriceRepository } from './manual-prices.js';

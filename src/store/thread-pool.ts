@@ -17,6 +17,13 @@ export interface ThreadPoolOptions {
   resourceLimits?: ResourceLimits;
   /** Added to each thread's nice value (Linux), so its work yields the cores to the event loop; default 0. */
   niceIncrement?: number;
+  /**
+   * The threads hold sockets (PostgreSQL pools) whose timers must run between
+   * tasks: an idle thread then waits with its event loop turning (piscina's
+   * `atomics: 'async'`) rather than blocked, so a connection idle past its
+   * timeout is closed properly before the thread itself ends idle.
+   */
+  holdsSockets?: boolean;
 }
 
 /** What one task may carry: a signal that stops it (ending the thread it runs on), and buffers moved rather than copied. */
@@ -75,7 +82,7 @@ export class ThreadPool {
    * WorkerFailedError (503) while no thread can run them.
    */
   private start(sizes: { minThreads: number; maxThreads: number; idleTimeout?: number }): Piscina {
-    const pool = new Piscina({ filename: this.filename, ...sizes, resourceLimits: this.options.resourceLimits, niceIncrement: this.options.niceIncrement ?? 0 });
+    const pool = new Piscina({ filename: this.filename, ...sizes, resourceLimits: this.options.resourceLimits, niceIncrement: this.options.niceIncrement ?? 0, atomics: this.options.holdsSockets ? 'async' : 'sync' });
     pool.on('error', (error: Error) => {
       this.failingSince = Date.now();
       if (this.outsideTasks.count++ === 0) {
@@ -84,6 +91,21 @@ export class ThreadPool {
       }
     });
     return pool;
+  }
+
+  /**
+   * The worker module's export `name` run once on each thread running now,
+   * as a last task before `close` ends them (a thread cannot run code as it
+   * is ended): each run holds its thread until every thread has taken one
+   * (at most `waitMs`; `allThreadsArrived`), so no thread takes two while
+   * another takes none. Failures are ignored: the threads end regardless.
+   */
+  async runOnEachThread(name: string, waitMs = 1_000): Promise<void> {
+    const pool = this.pool;
+    const count = pool?.threads.length ?? 0;
+    if (!pool || count === 0) return;
+    const task: EachThreadTask = { arrived: new Int32Array(new SharedArrayBuffer(4)), count, waitMs };
+    await Promise.allSettled(Array.from({ length: count }, () => pool.run(task, { name })));
   }
 
   /** The worker threads running now (tests stop one to see the pool recover). */
@@ -96,4 +118,18 @@ export class ThreadPool {
     this.pool = null;
     await pool?.destroy();
   }
+}
+
+/** What each thread's run of `runOnEachThread` gets: a count of the threads that have taken theirs, shared by all. */
+export interface EachThreadTask {
+  arrived: Int32Array;
+  count: number;
+  waitMs: number;
+}
+
+/** In a worker's run of `runOnEachThread`: count this thread in, then wait until every thread has (or the wait is over). */
+export async function allThreadsArrived(task: EachThreadTask): Promise<void> {
+  Atomics.add(task.arrived, 0, 1);
+  const until = Date.now() + task.waitMs;
+  while (Atomics.load(task.arrived, 0) < task.count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 2));
 }

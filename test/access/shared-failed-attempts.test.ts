@@ -4,21 +4,17 @@ import { FailedAttempts } from '../../src/access/failed-attempts.js';
 import { SharedFailedAttempts } from '../../src/access/shared-failed-attempts.js';
 import type { RedisLink } from '../../src/bus/link.js';
 import { openLink, OwnRedis, randomPrefix, REDIS_URL, removePrefix } from '../support/redis.js';
+import { eventually } from '../support/env.js';
 import { needs } from '../support/services.js';
+import { TestClock } from './limiter-helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** These tests count in real minutes: start one with at least 5 s of the minute left. */
-async function awayFromMinuteEnd(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 5000) await sleep(left + 50);
-}
-
 /** `total` failures from one address, alternating over the throttles, `gapMs` apart; how many were answered 401 (not yet throttled). */
-async function fail(throttles: { record(address: string, now: number): number }[], address: string, total: number, gapMs: number): Promise<number> {
+async function fail(throttles: { record(address: string, now: number): number }[], address: string, total: number, gapMs: number, clock: TestClock): Promise<number> {
   let unthrottled = 0;
   for (let i = 0; i < total; i++) {
-    if (throttles[i % throttles.length]!.record(address, Date.now()) === 0) unthrottled++;
+    if (throttles[i % throttles.length]!.record(address, clock.now()) === 0) unthrottled++;
     await sleep(gapMs);
   }
   return unthrottled;
@@ -47,24 +43,27 @@ describe('shared failed-key throttle', needs('redis'), () => {
     await removePrefix(url, prefix);
   });
 
+  /** The nodes' clock: real time, begun a second into a minute, so each test's failures count in one minute. */
+  let clock: TestClock;
+
   async function nodes(count: number, redisUrl = url): Promise<SharedFailedAttempts[]> {
     prefix = randomPrefix();
+    clock = new TestClock();
     for (let i = 0; i < count; i++) {
       const link = openLink(redisUrl, prefix);
       links.push(link);
-      throttles.push(new SharedFailedAttempts(link));
+      throttles.push(new SharedFailedAttempts(link, undefined, clock));
       await link.settled();
     }
     return throttles;
   }
 
   it('an address failing on two nodes is throttled after about 30 in all, not 30 on each', async () => {
-    await awayFromMinuteEnd();
     const [a, b] = await nodes(2);
-    const unthrottled = await fail([a!, b!], '198.51.100.7', 60, 15);
+    const unthrottled = await fail([a!, b!], '198.51.100.7', 60, 15, clock);
     assert.ok(unthrottled >= 30 && unthrottled <= 36, `${unthrottled} failures answered before the throttle`);
-    assert.ok(a!.record('198.51.100.7', Date.now()) > 0 && b!.record('198.51.100.7', Date.now()) > 0, 'both nodes throttle now');
-    assert.equal(a!.record('198.51.100.8', Date.now()), 0, 'another address is unaffected');
+    assert.ok(a!.record('198.51.100.7', clock.now()) > 0 && b!.record('198.51.100.7', clock.now()) > 0, 'both nodes throttle now');
+    assert.equal(a!.record('198.51.100.8', clock.now()), 0, 'another address is unaffected');
   });
 
   describe('with Redis unreachable', () => {
@@ -81,19 +80,21 @@ describe('shared failed-key throttle', needs('redis'), () => {
     });
 
     it('each node throttles on its own count, and shares again when Redis is back', async () => {
-      await awayFromMinuteEnd();
       const [a, b] = await nodes(2, server.url);
-      assert.equal(await fail([a!], '203.0.113.9', 30, 0), 30);
-      assert.ok(a!.record('203.0.113.9', Date.now()) > 0, 'node a counted alone');
-      assert.equal(b!.record('203.0.113.9', Date.now()), 0, 'node b knows nothing of it');
+      assert.equal(await fail([a!], '203.0.113.9', 30, 0, clock), 30);
+      assert.ok(a!.record('203.0.113.9', clock.now()) > 0, 'node a counted alone');
+      assert.equal(b!.record('203.0.113.9', clock.now()), 0, 'node b knows nothing of it');
 
       await server.start();
       await Promise.all(links.map((link) => link.whenReady(5000)));
-      await sleep(300);
-      // Node b learns the shared total with its next flush.
-      b!.record('203.0.113.9', Date.now());
-      await sleep(300);
-      assert.ok(b!.record('203.0.113.9', Date.now()) > 0, 'node b throttles once the counts are shared');
+      // Node a sends what it counted alone with its next flush, node b learns the shared total with its own:
+      // b throttles well before its own count could (30 failures).
+      let own = 0;
+      await eventually(() => {
+        own++;
+        return b!.record('203.0.113.9', clock.now()) > 0;
+      });
+      assert.ok(own < 30, `node b throttled after ${own} failures of its own: the counts were shared`);
       assert.deepEqual(rejections, []);
     });
   });

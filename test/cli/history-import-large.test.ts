@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { ZoneTime } from '../../src/domain/time.js';
-import { Buckets } from '../../src/history/buckets.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
 import { Store } from '../../src/store/store.js';
 import { assertBuilt, cleanEnv, cliOk, get, runCli, sleep, startServer, type ServerProcess } from '../e2e/helpers.js';
 import { tempDir, writeSource } from '../support/env.js';

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { ohlcRange } from '../../src/compat/navasan-ohlc.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { Buckets } from '../../src/history/buckets.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
 
 const buckets = new Buckets(new ZoneTime('Asia/Tehran'));
 const NOW = Date.parse('2026-11-28T12:59:03Z');

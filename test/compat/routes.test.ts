@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { ManualClock } from '../../src/domain/clock.js';
-import type { StoredCandle } from '../../src/store/history.js';
+import type { StoredCandle } from '../../src/domain/candle.js';
 import { ErrorSchema } from '../../src/http/schemas.js';
 import { BrsapiMarketResponse } from '../../src/http/endpoints/compat/brsapi-gold-currency/schema.js';
 import { NavasanLatestResponse } from '../../src/http/endpoints/compat/navasan-latest/schema.js';

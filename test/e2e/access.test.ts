@@ -1,9 +1,10 @@
 /**
  * Access control end to end: the real `nerkh serve` process, the real CLI in
  * other processes, plain HTTP on 127.0.0.1. Covers key issue/revoke and
- * suspension across processes, per-minute limits and their headers, plan
- * services, reference allowances, refresh tiers, the webservice per-user feed,
- * usage metering across a restart, and that no key is ever stored or logged.
+ * suspension across processes, plan services, reference allowances, refresh
+ * tiers, the webservice per-user feed, usage metering across a restart, and
+ * that no key is ever stored or logged. Per-minute limits and their headers
+ * are in rate-limit-window.test.ts, on a server whose clock starts a minute.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -113,7 +114,6 @@ describe('access control end to end (server and CLI in separate processes)', { t
     await (await Store.open({ databaseUrl: null, dataDir })).close();
     await cliOk(env, ['accounts', 'add', 'keyuser', '--plan', 'pro']);
     const accounts: [string, string][] = [
-      ['tinyuser', 'tiny'],
       ['basicuser', 'basic'],
       ['prouser', 'pro'],
       ['sixuser', 'six'],
@@ -171,40 +171,6 @@ describe('access control end to end (server and CLI in separate processes)', { t
 
     await cliOk(env, ['accounts', 'set', 'keyuser', '--status', 'active']);
     await pollUntil(() => rates(other, 'usd_free'), (r) => r.status === 200, PROPAGATION_MS, 100, describeResult);
-  });
-
-  it('a plan of 5 requests a minute allows 5 and refuses the 6th with 429, Retry-After and rate-limit headers', async () => {
-    // Windows are wall-clock minutes: do not start in the last seconds of one.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 56_000) await sleep(60_000 - intoMinute + 200);
-    const key = keys.tinyuser!.key;
-    // Both the raw detail path and a Fastify route draw on the same window.
-    const paths = ['/v1/rates/usd_free', '/v1/rates/eur_free', '/v1/rates', '/v1/rates/usd_free', '/v1/rates?category=currency'];
-    for (const [i, path] of paths.entries()) {
-      const r = await get(server.base, path, key);
-      assert.equal(r.status, 200, `request ${i + 1} (${path}): ${describeResult(r)}`);
-      assert.equal(r.headers.get('x-ratelimit-limit'), '5');
-      assert.equal(r.headers.get('x-ratelimit-remaining'), String(4 - i));
-      const reset = Number(r.headers.get('x-ratelimit-reset'));
-      assert.ok(Number.isInteger(reset) && reset >= 1 && reset <= 60, `x-ratelimit-reset ${reset}`);
-      assert.match(r.headers.get('ratelimit') ?? '', new RegExp(`^"minute";r=${4 - i};t=${reset}$`));
-      assert.match(r.headers.get('ratelimit-policy') ?? '', /"minute";q=5;w=60/);
-      assert.equal(r.headers.get('retry-after'), null);
-    }
-    for (const path of ['/v1/rates/usd_free', '/v1/rates']) {
-      const refused = await get(server.base, path, key);
-      assert.equal(refused.status, 429, `6th request (${path}): ${describeResult(refused)}`);
-      assert.equal(errorOf(refused), 'RATE_LIMIT_EXCEEDED');
-      assert.equal(refused.headers.get('cache-control'), 'no-store');
-      const retryAfter = Number(refused.headers.get('retry-after'));
-      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `retry-after ${refused.headers.get('retry-after')}`);
-      const toMinuteEnd = Math.ceil((60_000 - (refused.sentAt % 60_000)) / 1000);
-      assert.ok(Math.abs(retryAfter - toMinuteEnd) <= 1, `retry-after ${retryAfter} vs ${toMinuteEnd} s to the end of the minute`);
-      assert.equal(refused.headers.get('x-ratelimit-limit'), '5');
-      assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
-      assert.match(refused.headers.get('ratelimit') ?? '', /^"minute";r=0;t=\d+$/);
-      assert.match(refused.headers.get('ratelimit-policy') ?? '', /"minute";q=5;w=60/);
-    }
   });
 
   it('a basic key gets 403 SERVICE_NOT_ACTIVE on /v1/status, a pro key gets 200', async () => {
@@ -348,7 +314,7 @@ describe('access control end to end (server and CLI in separate processes)', { t
     const files = filesUnder(dataDir).map((file) => basename(file));
     assert.ok(files.includes('nerkh.sqlite'), `data dir holds ${files.join(', ')}`);
     assert.ok(files.some((file) => file.endsWith('-wal')), `a WAL file to scan: ${files.join(', ')}`);
-    assert.ok(issued.length >= 8);
+    assert.ok(issued.length >= 7, `${issued.length} keys issued`);
     assert.deepEqual(filesContaining(dataDir, issued), []);
     // The scan does read the store: the public key ids are there.
     const ids = Object.values(keys).map((k) => k.id);

@@ -21,6 +21,26 @@ process.on('exit', () => {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
+const DAY_MS = 86_400_000;
+/** Milliseconds since midnight in Tehran (+03:30 all year), the zone the servers' windows follow. */
+export const intoTehranDay = (ms: number) => (ms + 3.5 * 3_600_000) % DAY_MS;
+
+/**
+ * A clock for a server about to be spawned (its `env`, NERKH_CLOCK_SHIFT_MS)
+ * that starts at the top of a minute, at least `clearOfMidnightMs` before
+ * Tehran's midnight, and `now()`, the time it reads: a test's requests after
+ * the start fall in one minute window and one day, without waiting for the
+ * wall clock to get there.
+ */
+export function minuteStartClock(clearOfMidnightMs = 120_000): { env: Record<string, string>; now(): number } {
+  const real = Date.now();
+  let start = real - (real % 60_000) + 60_000;
+  const untilMidnight = DAY_MS - intoTehranDay(start);
+  if (untilMidnight < clearOfMidnightMs) start += untilMidnight;
+  const shift = start - real;
+  return { env: { NERKH_CLOCK_SHIFT_MS: String(shift) }, now: () => Date.now() + shift };
+}
+
 /** `promise`'s value, or null after `ms`; the timer goes with the race, so a finished run never waits it out. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
   let timer: NodeJS.Timeout | undefined;

@@ -17,8 +17,8 @@ import { minuteOf } from '../../src/store/usage.js';
 import { tempDir } from '../support/env.js';
 import { freshDatabase, type TestDatabase } from '../support/postgres.js';
 import { needs, REDIS_URL } from '../support/services.js';
-import { Cluster } from './cluster.js';
-import { assertBuilt, cliOk, get, pollUntil, sleep, startServer, type ServerProcess } from './helpers.js';
+import { Cluster, startNodes } from './cluster.js';
+import { assertBuilt, cliOk, get, minuteStartClock, pollUntil, sleep, startServer, type ServerProcess } from './helpers.js';
 import { writeUsageConfig } from './usage-rig.js';
 
 assertBuilt();
@@ -53,16 +53,6 @@ async function makeAccounts(store: Store): Promise<{ keys: Record<string, string
   }
   await store.accounts.update('banned', { status: 'suspended' });
   return { keys, ids };
-}
-
-/**
- * When fewer than `seconds` are left in this minute, wait for the next one:
- * the burst and the checks that follow it must fall within one minute.
- */
-async function startOfAMinute(seconds: number): Promise<number> {
-  const left = minuteOf(Date.now()) + 60_000 - Date.now();
-  if (left < seconds * 1000) await sleep(left + 200);
-  return minuteOf(Date.now());
 }
 
 /** `total` requests with `key`, 8 at a time, alternating the services, and the nodes (`bases`) every two; tallies "service status error". */
@@ -155,9 +145,11 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const store = await openStore();
       try {
         const { keys, ids } = await makeAccounts(store);
-        server = await startServer(env);
+        // The server's clock starts a minute: the burst and the checks that follow it fall within it.
+        const clock = minuteStartClock();
+        server = await startServer({ ...env, ...clock.env });
         await pollUntil(() => get(server!.base, '/readyz'), (r) => r.status === 200, 10_000);
-        const minute = await startOfAMinute(20);
+        const minute = minuteOf(clock.now());
         const started = Date.now();
         const [spent, suspended] = await Promise.all([flood([server.base], keys.spender!, REFUSALS), flood([server.base], keys.banned!, REFUSALS)]);
         const burstMs = Date.now() - started;
@@ -170,7 +162,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
         // Three flushes later, still within the minute: every request is counted, and the log holds nothing of this minute yet.
         await sleep(1500);
-        assert.equal(minuteOf(Date.now()), minute, `the burst (${burstMs} ms) and this check fit in one minute`);
+        assert.equal(minuteOf(clock.now()), minute, `the burst (${burstMs} ms) and this check fit in one minute`);
         assert.deepEqual(await store.usage.total(ids.spender!), { ok: 5, errors: REFUSALS - 5 });
         assert.deepEqual(await store.usage.total(ids.banned!), { ok: 0, errors: REFUSALS });
         assert.deepEqual(await entries(store, [ids.spender!, ids.banned!]), [], 'the running minute is held in memory, not written per refusal');
@@ -215,8 +207,10 @@ describe('two nodes folding the same minute add up to one entry (PostgreSQL and 
     const store = await Store.open({ databaseUrl, dataDir: cluster.dir.path });
     try {
       const { keys, ids } = await makeAccounts(store);
-      await cluster.start('a', 'b');
-      const minute = await startOfAMinute(20);
+      // The nodes' clock starts a minute: the refusals and the shutdown fall within it.
+      const clock = minuteStartClock();
+      await startNodes(cluster.nodes, (name) => ({ ...cluster.env(name), ...clock.env }), ['a', 'b']);
+      const minute = minuteOf(clock.now());
       const spent = await flood(
         nodes.map((node) => node.base),
         keys.spender!,
@@ -234,7 +228,7 @@ describe('two nodes folding the same minute add up to one entry (PostgreSQL and 
       assert.ok(refused.every((e) => e.count >= REFUSALS / 2 - 10), JSON.stringify(refused));
       // One after the other: two upserts racing for a new row may both try an insert, which the statistics would count twice.
       for (const node of nodes) assert.deepEqual((await node.stop('SIGTERM')).exit, { code: 0, signal: null }, node.output());
-      assert.equal(minuteOf(Date.now()), minute, 'the refusals and the shutdown fit in one minute');
+      assert.equal(minuteOf(clock.now()), minute, 'the refusals and the shutdown fit in one minute');
       // Each node wrote each entry once; the second write of an entry added its count to the first's row.
       assert.deepEqual(await entries(store, [ids.spender!]), refused);
       assert.equal(await tableWrites(databaseUrl, 4), 4, 'two entries, written once by each node');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { ZoneTime } from '../../src/domain/time.js';
-import { Buckets } from '../../src/history/buckets.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
 import { assertBuilt, cleanEnv, cliOk, get, startServer, type Response, type ServerProcess } from '../e2e/helpers.js';
 import { tempDir } from '../support/env.js';
 import { dialects } from '../support/harness.js';

@@ -7,7 +7,7 @@ import { compareDecimal } from '../../src/domain/decimal.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { backfillDemoHistory } from '../../src/demo/backfill.js';
-import { Buckets } from '../../src/history/buckets.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
 import { createLogger } from '../../src/log.js';
 import { dialects } from '../support/harness.js';
 import { openFresh } from './fixtures.js';

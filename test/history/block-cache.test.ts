@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { BlockCache, blockBytes, EMPTY_SETTLED_BLOCK, type CandleBlock } from '../../src/history/block-cache.js';
-import { Buckets } from '../../src/history/buckets.js';
-import { HistoryReader } from '../../src/history/reader.js';
-import { HistoryRecorder } from '../../src/history/recorder.js';
-import type { StoredCandle } from '../../src/store/history.js';
+import { BlockCache, blockBytes, EMPTY_SETTLED_BLOCK, type CandleBlock } from '../../src/history/ranges/block-cache.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
+import { HistoryReader } from '../../src/history/history-reader.js';
+import { HistoryRecorder } from '../../src/history/record/recorder.js';
+import type { StoredCandle } from '../../src/domain/candle.js';
 import { dialects } from '../support/harness.js';
 import { openFresh } from './fixtures.js';
 

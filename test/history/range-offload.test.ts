@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { StoredCandle } from '../../src/domain/candle.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { Buckets } from '../../src/history/buckets.js';
-import { HistoryReader } from '../../src/history/reader.js';
-import { HistoryRepository, type StoredCandle } from '../../src/store/history.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
+import { HistoryReader } from '../../src/history/history-reader.js';
+import { HistoryRepository } from '../../src/store/candle-tables.js';
 import { RangeReadPool } from '../../src/store/range-pool.js';
 import { openFresh } from './fixtures.js';
 

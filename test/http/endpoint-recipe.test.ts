@@ -85,10 +85,11 @@ describe('adding an endpoint (docs/ARCHITECTURE.md)', () => {
     try {
       const copy = dir.path;
       // Hard links to the code, the tests' support and the data: quick, and read only (files written below are unlinked first).
-      const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '--', 'src', 'test/support', 'data', 'package.json'], { cwd: ROOT, encoding: 'utf8' })
+      // A set: a file in the middle of a merge is listed once per stage.
+      const files = new Set(execFileSync('git', ['ls-files', '-co', '--exclude-standard', '--', 'src', 'test/support', 'data', 'package.json'], { cwd: ROOT, encoding: 'utf8' })
         .split('\n')
         // Not what the suite's compiled copy emits beside each .ts (test/support/compile.ts): tsx would load that instead.
-        .filter((file) => file !== '' && !/\.js(\.map)?$/.test(file));
+        .filter((file) => file !== '' && !/\.js(\.map)?$/.test(file)));
       for (const file of files) {
         mkdirSync(dirname(join(copy, file)), { recursive: true });
         try {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import type { StoredCandle } from '../../src/store/history.js';
+import type { StoredCandle } from '../../src/domain/candle.js';
 import { dialects, json, startHarness, type Harness } from '../support/harness.js';
 
 const M = 60_000;

@@ -3,13 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
-import { rollUp, type Candle } from '../../src/domain/candle.js';
+import { rollUp, type Candle, type StoredCandle } from '../../src/domain/candle.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { Buckets } from '../../src/history/buckets.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
 import { ErrorSchema, HistoryResponse } from '../../src/http/schemas.js';
 import { DetailResponse } from '../../src/http/endpoints/detail/schema.js';
 import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
-import type { StoredCandle } from '../../src/store/history.js';
 import { eventually, writeRaw } from '../support/env.js';
 import { dialects, json, startHarness, type Harness } from '../support/harness.js';
 

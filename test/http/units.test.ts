@@ -12,7 +12,7 @@ import { WebserviceResponse } from '../../src/http/endpoints/webservice/schema.j
 import { json, startHarness, type Harness } from '../support/harness.js';
 import { eventually, tempDir, writeRaw } from '../support/env.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { Buckets } from '../../src/history/buckets.js';
+import { Buckets } from '../../src/history/ranges/buckets.js';
 import { HistoryResponse } from '../../src/http/schemas.js';
 import { openStream, ratesOf } from '../stream/sse-client.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { WorkerFailedError } from '../../src/store/errors.js';
 import { ThreadPool } from '../../src/store/thread-pool.js';
@@ -42,6 +43,48 @@ describe('ThreadPool', () => {
     const pool = new ThreadPool(double);
     try {
       assert.equal(await pool.run(21), 42);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('lets a thread holding sockets run its timers between tasks (a connection idle past its timeout closes)', async () => {
+    const ticking = join(dir.path, 'ticking.mjs');
+    // The count goes up only while the thread's event loop turns between tasks; it is never asked to turn within one.
+    writeFileSync(ticking, 'let ticks = 0;\nsetInterval(() => ticks++, 20);\nexport default () => ticks;\n');
+    const pool = new ThreadPool(ticking, { maxThreads: 1, holdsSockets: true });
+    try {
+      const first = (await pool.run(null)) as number;
+      await eventually(async () => ((await pool.run(null)) as number) > first);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('runs a named export once on each of its threads, a busy one included', async () => {
+    const worker = join(dir.path, 'each.mjs');
+    const marks = join(dir.path, 'marks.txt');
+    writeFileSync(marks, '');
+    writeFileSync(
+      worker,
+      `import { appendFileSync } from 'node:fs';\n` +
+        `import { threadId } from 'node:worker_threads';\n` +
+        `import { allThreadsArrived } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, '../../src/store/thread-pool.ts')).href)};\n` +
+        `export default async (ms) => { await new Promise((resolve) => setTimeout(resolve, ms)); return threadId; };\n` +
+        `export async function mark(task) { appendFileSync(${JSON.stringify(marks)}, threadId + '\\n'); await allThreadsArrived(task); }\n`,
+    );
+    const pool = new ThreadPool(worker, { maxThreads: 3 });
+    try {
+      // Three slow tasks at once: the pool grows to three threads.
+      const started = new Set(await Promise.all([pool.run(300), pool.run(300), pool.run(300)]));
+      assert.equal(started.size, 3);
+      assert.equal(pool.threads.length, 3);
+      // One thread still busy when they are asked: the other two must not take its run as well as their own.
+      const busy = pool.run(400);
+      await pool.runOnEachThread('mark');
+      await busy;
+      const marked = readFileSync(marks, 'utf8').trim().split('\n').map(Number);
+      assert.deepEqual(marked.sort(), [...started].sort());
     } finally {
       await pool.close();
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ZoneTime } from '../../src/domain/time.js';
-import { Buckets, type Interval } from '../../src/history/buckets.js';
+import { Buckets, type Interval } from '../../src/history/ranges/buckets.js';
 
 const HOUR = 3_600_000;
 

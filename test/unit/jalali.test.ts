@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gregorianOfJalali } from '../../src/domain/jalali.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { parseTimeInput, readTimeInput } from '../../src/history/range.js';
+import { parseTimeInput, readTimeInput } from '../../src/history/ranges/range-query.js';
 
 describe('Jalali dates', () => {
   it('converts to Gregorian as the persian calendar says', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Candle } from '../../src/domain/candle.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { candleFragment, StartTexts } from '../../src/history/reader.js';
+import { candleFragment, StartTexts } from '../../src/history/history-reader.js';
 
 const MINUTE = 60_000;
 

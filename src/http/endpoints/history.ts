@@ -1,10 +1,10 @@
 import { ApiError } from '../../domain/errors.js';
 import { KEY_PATTERN } from '../../domain/reference.js';
 import { RIAL_CURRENCY } from '../../domain/units.js';
-import { INTERVALS } from '../../history/buckets.js';
-import { parseHistoryRange, withinWindow } from '../../history/range.js';
-import { resolveOne } from '../../render/rates-at.js';
-import { HistoryAnswers } from '../../render/history-answers.js';
+import { INTERVALS } from '../../history/ranges/buckets.js';
+import { parseHistoryRange, withinWindow } from '../../history/ranges/range-query.js';
+import { resolveOne } from '../../render/keys.js';
+import { HistoryAnswers } from '../../history/answers/history-answers.js';
 import { matchesEtag, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
 import { acceptedEncoding } from '../encoding.js';

@@ -1,8 +1,9 @@
 import { ApiError } from '../../../domain/errors.js';
 import { inToman } from '../../../domain/units.js';
-import { ratesAt } from '../../../history/rates-at.js';
-import { checkAtWindow, parseAt } from '../../../history/range.js';
-import { renderRatesAt, resolveNames } from '../../../render/rates-at.js';
+import { ratesAt } from '../../../history/at/past-rates.js';
+import { checkAtWindow, parseAt } from '../../../history/ranges/range-query.js';
+import { renderRatesAt } from '../../../history/at/past-rates-body.js';
+import { resolveNames } from '../../../render/keys.js';
 import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams, type PathParamSpec } from '../../pipeline/params.js';

@@ -2,7 +2,7 @@ import { ohlcRange, renderNavasanCandles } from '../../../../compat/navasan-ohlc
 import type { NavasanLatest } from '../../../../compat/navasan-latest.js';
 import { etagOf, fnv1a } from '../../../../domain/hash.js';
 import { ApiError } from '../../../../domain/errors.js';
-import { withinWindow } from '../../../../history/range.js';
+import { withinWindow } from '../../../../history/ranges/range-query.js';
 import type { AppDeps } from '../../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../../pipeline/endpoint.js';
 import { queryParams } from '../../../pipeline/params.js';

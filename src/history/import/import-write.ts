@@ -1,8 +1,8 @@
-import { rollUp, type Candle } from '../domain/candle.js';
-import type { Grain, HistoryRepository, StoredCandle } from '../store/history.js';
-import type { Buckets } from './buckets.js';
-import { IMPORT_SOURCE, type ParsedImport } from './import.js';
+import { rollUp, type Candle, type Grain, type StoredCandle } from '../../domain/candle.js';
+import type { HistoryRepository } from '../../store/candle-tables.js';
+import type { Buckets } from '../ranges/buckets.js';
 import { planImport, type ImportDay } from './import-plan.js';
+import { IMPORT_SOURCE, type ParsedImport } from './import-read.js';
 
 /** What an import did to the candles of one grain. */
 export interface GrainCounts {

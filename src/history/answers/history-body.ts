@@ -1,10 +1,10 @@
-import { combineHash, etagOf, fnv1a } from '../domain/hash.js';
-import type { Reference } from '../domain/reference.js';
-import type { ZoneTime } from '../domain/time.js';
-import { RIAL_CURRENCY, TOMAN_CURRENCY, tomanLabel } from '../domain/units.js';
-import type { Interval } from '../history/buckets.js';
-import type { RenderedCandles } from '../history/range-render.js';
-import { okHead } from './envelope.js';
+import { combineHash, etagOf, fnv1a } from '../../domain/hash.js';
+import type { Reference } from '../../domain/reference.js';
+import type { ZoneTime } from '../../domain/time.js';
+import { RIAL_CURRENCY, TOMAN_CURRENCY, tomanLabel } from '../../domain/units.js';
+import { okHead } from '../../render/envelope.js';
+import type { Interval } from '../ranges/buckets.js';
+import type { RenderedCandles } from '../ranges/range-render.js';
 
 
 /** What a history body says besides its candles. */

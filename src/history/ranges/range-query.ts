@@ -1,7 +1,7 @@
-import { asciiDigits } from '../domain/digits.js';
-import { ApiError } from '../domain/errors.js';
-import { gregorianOfJalali } from '../domain/jalali.js';
-import { isCalendarDate, parseIsoDateTime } from '../domain/time.js';
+import { asciiDigits } from '../../domain/digits.js';
+import { ApiError } from '../../domain/errors.js';
+import { gregorianOfJalali } from '../../domain/jalali.js';
+import { isCalendarDate, parseIsoDateTime } from '../../domain/time.js';
 import { INTERVALS, type Buckets, type Interval } from './buckets.js';
 
 /** At most this many candles per request. */

@@ -1,23 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Sqlite from 'better-sqlite3';
-import type { RangeReadPool } from './range-pool.js';
 import { sql, type Kysely } from 'kysely';
-import type { Candle } from '../domain/candle.js';
+import { GRAINS, type Candle, type Grain, type StoredCandle } from '../domain/candle.js';
 import { SQLITE_BULK_PACING } from './db.js';
+import type { RangeReadPool } from './range-pool.js';
 import type { Database, HistoryCandlesTable } from './schema.js';
 
-/** The stored grains: minute candles (kept for a while), hourly and daily rollups (kept forever). */
-export type Grain = 'minute' | 'hour' | 'day';
-export const GRAINS: readonly Grain[] = ['minute', 'hour', 'day'];
-
 const TABLES = { minute: 'history_minute', hour: 'history_hour', day: 'history_day' } as const;
-
-/** A candle of one reference at one grain, as written. */
-export interface StoredCandle {
-  grain: Grain;
-  reference: string;
-  candle: Candle;
-}
 
 /**
  * Where another thread can read the candle tables from: the SQLite file, or

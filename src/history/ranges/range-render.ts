@@ -1,6 +1,5 @@
-import { candleInToman, rollUp, type Candle } from '../domain/candle.js';
-import { combineHash, fnv1a } from '../domain/hash.js';
-import type { Grain } from '../store/history.js';
+import { candleInToman, rollUp, type Candle, type Grain } from '../../domain/candle.js';
+import { combineHash, fnv1a } from '../../domain/hash.js';
 import { BLOCK_CACHE_BOUNDS, BlockCache, EMPTY_SETTLED_BLOCK, type BlockCacheBounds, type CandleBlock } from './block-cache.js';
 import { GRAIN_OF, INTERVAL_OF, nominalMs, type Buckets, type Interval } from './buckets.js';
 

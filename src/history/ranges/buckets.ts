@@ -1,5 +1,5 @@
-import type { ZoneTime } from '../domain/time.js';
-import type { Grain } from '../store/history.js';
+import type { Grain } from '../../domain/candle.js';
+import type { ZoneTime } from '../../domain/time.js';
 
 export const INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d', '1w'] as const;
 export type Interval = (typeof INTERVALS)[number];

@@ -1,4 +1,4 @@
-import type { HistoryRepository } from '../store/history.js';
+import type { HistoryRepository } from '../../store/candle-tables.js';
 
 /** Candle recording as one node sees it, for the status endpoints (docs/api.md#status). */
 export interface RecordingState {

@@ -1,6 +1,6 @@
-import { addPoint, candleOf, rollUp, type Candle } from '../domain/candle.js';
-import type { Buckets } from './buckets.js';
-import { IMPORT_SOURCE, type ParsedImport, type Point } from './import.js';
+import { addPoint, candleOf, rollUp, type Candle } from '../../domain/candle.js';
+import type { Buckets } from '../ranges/buckets.js';
+import { IMPORT_SOURCE, type ParsedImport, type Point } from './import-read.js';
 
 /**
  * One reference's part of one local day in a file: the unit an import

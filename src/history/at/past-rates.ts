@@ -1,7 +1,7 @@
-import { NO_DAY_FIELDS, type Rate } from '../domain/rate.js';
-import type { Reference } from '../domain/reference.js';
-import { INTERVAL_OF } from './buckets.js';
-import type { HistoryReader } from './reader.js';
+import { NO_DAY_FIELDS, type Rate } from '../../domain/rate.js';
+import type { Reference } from '../../domain/reference.js';
+import type { HistoryReader } from '../history-reader.js';
+import { INTERVAL_OF } from '../ranges/buckets.js';
 
 /**
  * The rates of `references` as they were served at `at` (`?at=`): each the

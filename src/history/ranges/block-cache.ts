@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { ENTRY_OVERHEAD_BYTES } from '../domain/cache-size.js';
-import { fnv1a } from '../domain/hash.js';
+import { ENTRY_OVERHEAD_BYTES } from '../../domain/cache-size.js';
+import { fnv1a } from '../../domain/hash.js';
 
 /** A run of rendered candles: their starts (ascending) and JSON text, with a fingerprint of the text. */
 export interface CandleBlock {

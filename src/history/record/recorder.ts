@@ -1,10 +1,10 @@
-import { addPoint, candleOf, mergeLater, type Candle } from '../domain/candle.js';
-import type { ZoneTime } from '../domain/time.js';
-import type { DaySeed } from '../live/market-day.js';
-import type { Snapshot } from '../live/snapshot.js';
-import type { StoreHealth } from '../store/health.js';
-import { FencedWriteError, GRAINS, type Grain, type HistoryRepository, type StoredCandle } from '../store/history.js';
-import { Buckets } from './buckets.js';
+import { addPoint, candleOf, GRAINS, mergeLater, type Candle, type Grain, type StoredCandle } from '../../domain/candle.js';
+import type { ZoneTime } from '../../domain/time.js';
+import type { DaySeed } from '../../live/market-day.js';
+import type { Snapshot } from '../../live/snapshot.js';
+import { FencedWriteError, type HistoryRepository } from '../../store/candle-tables.js';
+import type { StoreHealth } from '../../store/health.js';
+import { Buckets } from '../ranges/buckets.js';
 import { SourceActivity } from './activity.js';
 
 /** Candles changed since the last write go out this often: a crash loses at most this much (plus the write under way). */

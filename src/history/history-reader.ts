@@ -1,16 +1,16 @@
-import type { Candle } from '../domain/candle.js';
+import type { Candle, Grain } from '../domain/candle.js';
 import { ApiError } from '../domain/errors.js';
+import type { HistoryRepository, StoreLocation } from '../store/candle-tables.js';
 import { WorkerFailedError } from '../store/errors.js';
 import type { StoreHealth } from '../store/health.js';
-import type { Grain, HistoryRepository, StoreLocation } from '../store/history.js';
-import { BLOCK_CACHE_BOUNDS, type BlockCacheBounds } from './block-cache.js';
-import { INTERVAL_OF, type Buckets, type Interval } from './buckets.js';
-import { StoredActivity } from './activity.js';
-import { RangeRenderer, type CandleSource, type RenderedCandles } from './range-render.js';
-import { StoredNewest, type RecordingState } from './recording-state.js';
-import type { HistoryRecorder } from './recorder.js';
+import { BLOCK_CACHE_BOUNDS, type BlockCacheBounds } from './ranges/block-cache.js';
+import { INTERVAL_OF, type Buckets, type Interval } from './ranges/buckets.js';
+import { RangeRenderer, type CandleSource, type RenderedCandles } from './ranges/range-render.js';
+import { StoredActivity } from './record/activity.js';
+import type { HistoryRecorder } from './record/recorder.js';
+import { StoredNewest, type RecordingState } from './record/recording-state.js';
 
-export { candleFragment, StartTexts, type RenderedCandles } from './range-render.js';
+export { candleFragment, StartTexts, type RenderedCandles } from './ranges/range-render.js';
 
 const DAY_MS = 86_400_000;
 /** How often the store's history revision is checked (an import in another process changes the past). */

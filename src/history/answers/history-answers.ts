@@ -1,17 +1,17 @@
 import { LRUCache } from 'lru-cache';
-import { ENTRY_OVERHEAD_BYTES } from '../domain/cache-size.js';
-import type { Candle } from '../domain/candle.js';
-import type { Reference } from '../domain/reference.js';
-import type { ZoneTime } from '../domain/time.js';
-import { BLOCK_CACHE_BOUNDS } from '../history/block-cache.js';
-import { GRAIN_OF, type Interval } from '../history/buckets.js';
-import { SETTLED_MS } from '../history/range-render.js';
-import { unavailable, workerFailed, type HistoryReader } from '../history/reader.js';
-import { isCarriedStoreError, storeErrorOf, WorkerFailedError } from '../store/errors.js';
-import type { Encoding } from './compression.js';
-import { renderHistory } from './history.js';
-import { historyRenderPool, RENDER_THREADS } from './history-pool.js';
-import type { HistoryRendered } from './history-worker.js';
+import { ENTRY_OVERHEAD_BYTES } from '../../domain/cache-size.js';
+import type { Candle } from '../../domain/candle.js';
+import type { Reference } from '../../domain/reference.js';
+import type { ZoneTime } from '../../domain/time.js';
+import type { Encoding } from '../../render/compression.js';
+import { isCarriedStoreError, storeErrorOf, WorkerFailedError } from '../../store/errors.js';
+import { unavailable, workerFailed, type HistoryReader } from '../history-reader.js';
+import { BLOCK_CACHE_BOUNDS } from '../ranges/block-cache.js';
+import { GRAIN_OF, type Interval } from '../ranges/buckets.js';
+import { SETTLED_MS } from '../ranges/range-render.js';
+import { renderHistory } from './history-body.js';
+import { closeRenderThreads, historyRenderPool, RENDER_THREADS } from './render-threads.js';
+import type { HistoryRendered } from './render-worker.js';
 
 /** One history answer asked for: the range already checked and cut to the plan's window. */
 export interface HistoryQuestion {
@@ -68,7 +68,7 @@ function latestBytes(key: string, answer: LatestAnswer): number {
  *
  * Where the store can be read from another thread (the server), the candles
  * are read, rendered through a block cache, turned into body bytes,
- * compressed and given their ETag in a worker thread (history-pool.ts): the
+ * compressed and given their ETag in a worker thread (render-threads.ts): the
  * event loop only hands the question over and writes the bytes it gets back.
  * A worker has its own block cache, a share of BLOCK_CACHE_BOUNDS, emptied
  * whenever the event loop's would be (the history revision moved, the
@@ -139,8 +139,9 @@ export class HistoryAnswers {
     return answerOf(rendered.etag, body, rendered.compressible, encoded);
   }
 
+  /** Ends the render threads (the app's close), their PostgreSQL connections closed first. */
   async close(): Promise<void> {
-    await this.pool.close();
+    await closeRenderThreads(this.pool);
   }
 
   /** The answer from a worker; the same question asked meanwhile waits for the same answer. */

@@ -1,14 +1,15 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import type { Candle } from '../domain/candle.js';
-import { ZoneTime } from '../domain/time.js';
-import type { BlockCacheBounds } from '../history/block-cache.js';
-import { Buckets } from '../history/buckets.js';
-import { RangeRenderer, type CandleSource } from '../history/range-render.js';
-import { carryStoreError, type CarriedStoreError } from '../store/errors.js';
-import type { StoreLocation } from '../store/history.js';
-import { storedRange } from '../store/range-source.js';
-import { compress, MIN_COMPRESSED_BYTES, type Encoding } from './compression.js';
-import { renderHistory, type HistoryBodyHead } from './history.js';
+import type { Candle } from '../../domain/candle.js';
+import { ZoneTime } from '../../domain/time.js';
+import { compress, MIN_COMPRESSED_BYTES, type Encoding } from '../../render/compression.js';
+import type { StoreLocation } from '../../store/candle-tables.js';
+import { carryStoreError, type CarriedStoreError } from '../../store/errors.js';
+import { allThreadsArrived, type EachThreadTask } from '../../store/thread-pool.js';
+import type { BlockCacheBounds } from '../ranges/block-cache.js';
+import { Buckets } from '../ranges/buckets.js';
+import { RangeRenderer, type CandleSource } from '../ranges/range-render.js';
+import { closeStoredRanges, storedRange } from '../ranges/stored-range.js';
+import { renderHistory, type HistoryBodyHead } from './history-body.js';
 
 /** One history answer to render, as the event loop hands it over. */
 export interface HistoryRenderTask {
@@ -80,6 +81,17 @@ export default async function renderHistoryAnswer(task: HistoryRenderTask): Prom
       return answer;
     },
   });
+}
+
+/**
+ * This thread's last task (closeRenderThreads): its PostgreSQL connections
+ * end as the protocol says, which ending the thread would not do (the server
+ * would find their sockets dropped). Each thread runs it once.
+ */
+export async function closeConnections(task: EachThreadTask): Promise<void> {
+  const closing = closeStoredRanges();
+  await allThreadsArrived(task);
+  await closing;
 }
 
 /** The bytes in an ArrayBuffer of their own: a Buffer may be a view of a shared pool, which must not be moved away. */

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import type { Catalogue } from '../catalogue/catalogue.js';
-import type { Candle } from '../domain/candle.js';
-import { compareDecimal, isPositiveDecimal } from '../domain/decimal.js';
-import type { Buckets } from './buckets.js';
-import { readTimeInput } from './range.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import type { Candle } from '../../domain/candle.js';
+import { compareDecimal, isPositiveDecimal } from '../../domain/decimal.js';
+import type { Buckets } from '../ranges/buckets.js';
+import { readTimeInput } from '../ranges/range-query.js';
 
 /** The source recorded for imported candles. */
 export const IMPORT_SOURCE = 'import';

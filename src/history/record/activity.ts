@@ -1,4 +1,4 @@
-import type { HistoryRepository } from '../store/history.js';
+import type { HistoryRepository } from '../../store/candle-tables.js';
 
 export const ACTIVITY_BUCKET_MS = 10 * 60_000;
 /** Six hours of ten-minute buckets. */
