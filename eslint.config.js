@@ -19,8 +19,8 @@ const HISTORY_ABOVE = HISTORY_BODIES.map((folder) => `src/history/${folder}/**`)
 const LAYERS = [
   { files: ['src/runtime/**'], forbidden: ['cli', 'server'] },
   { files: ['src/roles/**'], forbidden: ['cli', 'server', 'runtime'] },
-  { files: ['src/domain/**'], forbidden: ['compat', 'catalogue', 'sources', 'store', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server', 'config', 'config-checks'] },
-  { files: ['src/catalogue/**', 'src/sources/**', 'src/store/**'], forbidden: ['compat', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server'] },
+  { files: ['src/domain/**'], forbidden: ['compat', 'catalogue', 'sources', 'store', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server', 'config', 'config-checks', 'threads'] },
+  { files: ['src/catalogue/**', 'src/sources/**', 'src/store/**', 'src/threads/**'], forbidden: ['compat', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server'] },
   { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/webhooks/**'], forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'] },
   { files: ['src/history/**'], ignores: HISTORY_ABOVE, forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'], ownFolders: HISTORY_BODIES },
   { files: ['src/render/**', 'src/web/**', 'src/stream/**', 'src/compat/**', ...HISTORY_ABOVE], forbidden: ['http', 'cli', 'roles', 'app', 'runtime', 'server'] },

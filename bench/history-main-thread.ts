@@ -25,7 +25,7 @@ import { CompressedOnce } from '../src/render/compressed-once.js';
 import { HistoryAnswers, type HistoryQuestion } from '../src/history/answers/history-answers.js';
 import type { StoredCandle } from '../src/domain/candle.js';
 import { HistoryRepository } from '../src/store/candle-tables.js';
-import { RangeReadPool } from '../src/store/range-pool.js';
+import { RangeReadPool, sqliteRangeThreads } from '../src/history/ranges/read-threads.js';
 import { Store } from '../src/store/store.js';
 import { threadCpuMs } from '../src/domain/thread-cpu.js';
 
@@ -49,7 +49,7 @@ const reference = (key: string) => ({ key, title: key, unit: 'ریال', currenc
 async function seeded(databaseUrl: string | null, tag: string): Promise<{ store: Store; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'nerkh-bench-history-'));
   const schema = databaseUrl ? `nerkh_bench_hist_${tag}_${process.pid}` : undefined;
-  const store = await Store.open({ databaseUrl, dataDir: dir, schema, rangeWorkers: true });
+  const store = await Store.open({ databaseUrl, dataDir: dir, schema, rangeThreads: sqliteRangeThreads });
   for (const key of KEYS) {
     const rows: StoredCandle[] = [];
     let level = 1_000_000;

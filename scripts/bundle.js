@@ -17,7 +17,7 @@ const EXTERNAL = ['better-sqlite3', 'pg', 'pg-native', 'piscina', 'pino', 'iored
 
 rmSync(OUT, { recursive: true, force: true });
 await build({
-  entryPoints: ['dist/cli/main.js', 'dist/sources/parse-worker.js', 'dist/history/answers/render-worker.js', 'dist/store/range-worker.js', 'dist/settle-next-tick.js'],
+  entryPoints: ['dist/cli/main.js', 'dist/sources/parse-worker.js', 'dist/history/answers/render-worker.js', 'dist/history/ranges/read-worker.js', 'dist/settle-next-tick.js'],
   // Flat: a worker's file is found beside the chunk that starts it (`new URL('./parse-worker.js', import.meta.url)`).
   entryNames: '[name]',
   outdir: OUT,

@@ -1,7 +1,7 @@
 import type { Candle, Grain } from '../domain/candle.js';
 import { ApiError } from '../domain/errors.js';
 import type { HistoryRepository, StoreLocation } from '../store/candle-tables.js';
-import { WorkerFailedError } from '../store/errors.js';
+import { WorkerFailedError } from '../threads/pool.js';
 import type { StoreHealth } from '../store/health.js';
 import { BLOCK_CACHE_BOUNDS, type BlockCacheBounds } from './ranges/block-cache.js';
 import { INTERVAL_OF, type Buckets, type Interval } from './ranges/buckets.js';

@@ -3,6 +3,7 @@ import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
 import { SERVER_SQLITE_BUSY_MS } from '../store/db.js';
 import { StoreUnavailableError } from '../store/errors.js';
+import { sqliteRangeThreads } from '../history/ranges/read-threads.js';
 import { Store } from '../store/store.js';
 
 /** How long a start waits between two attempts to reach the database. */
@@ -24,7 +25,7 @@ export async function openStoreWaiting(config: AppConfig, options: WaitForStoreO
   const deadline = time.now() + (options.storeWaitMs ?? 0);
   for (;;) {
     try {
-      return await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema, sqliteBusyTimeoutMs: SERVER_SQLITE_BUSY_MS, rangeWorkers: true }, time.now());
+      return await Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema, sqliteBusyTimeoutMs: SERVER_SQLITE_BUSY_MS, rangeThreads: sqliteRangeThreads }, time.now());
     } catch (error) {
       if (!(error instanceof StoreUnavailableError) || time.now() >= deadline) throw error;
       logger.warn({ part: 'store', reason: error.reason }, 'waiting for the database');

@@ -1,5 +1,5 @@
 import { MessageChannel } from 'node:worker_threads';
-import { ThreadPool } from '../store/thread-pool.js';
+import { ThreadPool } from '../threads/pool.js';
 import { DEFAULT_MAX_BYTES } from './read-document.js';
 import type { FormatSpec } from './formats/index.js';
 import { portableFormat, type PortableFormat } from './formats/portable.js';

@@ -3,7 +3,6 @@ import type Sqlite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { GRAINS, type Candle, type Grain, type StoredCandle } from '../domain/candle.js';
 import { SQLITE_BULK_PACING } from './db.js';
-import type { RangeReadPool } from './range-pool.js';
 import type { Database, HistoryCandlesTable } from './schema.js';
 
 const TABLES = { minute: 'history_minute', hour: 'history_hour', day: 'history_day' } as const;
@@ -51,6 +50,19 @@ const COLUMNS = ['start', 'open', 'high', 'low', 'close', 'points', 'source', 'c
 /** PostgreSQL locks rows, not the database: a bulk writer's transactions may be longer, and need no pause. */
 const POSTGRES_BULK_TRANSACTION_MS = 250;
 
+/**
+ * SQLite range reads done off this thread: the server's read threads
+ * (src/history/ranges/read-threads.ts), given to the store as it opens
+ * (`rangeThreads`), since the synchronous driver would otherwise hold the
+ * event loop for the whole read.
+ */
+export interface RangeReads {
+  read(table: string, reference: string, from: number, to: number): Promise<Candle[]>;
+  /** The last candle starting at or before `at` (`?at=`). */
+  lastAtOrBefore(table: string, reference: string, at: number): Promise<Candle | null>;
+  close(): Promise<void>;
+}
+
 /** The candle tables: written in batches by the recorder and the import, read by history queries. */
 export class HistoryRepository {
   private prepared: PreparedSqlite | null;
@@ -67,7 +79,7 @@ export class HistoryRepository {
     private readonly db: Kysely<Database>,
     sqlite?: Sqlite.Database,
     /** Where range reads of the SQLite file run off the event loop (the server's store); none reads on this thread. */
-    private readonly rangePool: RangeReadPool | null = null,
+    private readonly rangePool: RangeReads | null = null,
     /** Where render workers read from; null: ranges are rendered on this thread (CLI commands, tests of the reader). */
     readonly location: StoreLocation | null = null,
   ) {

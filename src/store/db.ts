@@ -6,6 +6,7 @@ import type PgDriver from 'pg';
 import { StaticMigrationProvider } from './migrations.js';
 import { OneSchemaPostgresDialect } from './one-schema-introspector.js';
 import type { Dialect } from './dialect.js';
+import type { RangeReads } from './candle-tables.js';
 import type { Database } from './schema.js';
 import { sqliteFileIn } from './sqlite-file.js';
 
@@ -24,12 +25,13 @@ export interface StoreOptions {
    */
   sqliteBusyTimeoutMs?: number;
   /**
-   * Read SQLite history ranges and `?at=` candles in worker threads, and let
+   * Read SQLite history ranges and `?at=` candles in worker threads made by
+   * this (`sqliteRangeThreads`, src/history/ranges/read-threads.ts), and let
    * history answers be rendered in worker threads that read either dialect
    * themselves (the server: a long read or render on the event loop would
    * hold every request). A CLI command reads on its own thread and starts none.
    */
-  rangeWorkers?: boolean;
+  rangeThreads?: (sqliteFile: string) => RangeReads;
 }
 
 /**

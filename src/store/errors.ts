@@ -75,17 +75,6 @@ function firstCause(error: unknown): unknown {
   return error;
 }
 
-/**
- * A worker thread failed while it served a read (it died, was stopped, or
- * threw outside the store): the store itself may be fine, so this is never
- * taken for the store being away. The pool starts another worker.
- */
-export class WorkerFailedError extends Error {
-  constructor(cause: unknown) {
-    super(`worker thread failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
-}
-
 /** A store error met in a worker thread, as it crosses back to the event loop (message and driver code). */
 export interface CarriedStoreError {
   storeError: { message: string; code?: string };

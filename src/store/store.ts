@@ -4,8 +4,7 @@ import { AccountRepository } from './accounts.js';
 import { connect, migrate, type Connection, type StoreOptions } from './db.js';
 import { describeStoreError, redactUrl, StoreUnavailableError } from './errors.js';
 import { StoreHealth } from './health.js';
-import { HistoryRepository } from './candle-tables.js';
-import { RangeReadPool } from './range-pool.js';
+import { HistoryRepository, type RangeReads } from './candle-tables.js';
 import { KeyRepository } from './keys.js';
 import { ManualPriceRepository } from './manual-prices.js';
 import { MarketCalendarRepository } from './market-calendar.js';
@@ -25,21 +24,21 @@ export class Store {
   /** The SQLite file's inode when opened: a different one (or none) means the file was removed or replaced. */
   private readonly sqliteInode: bigint | null;
   /** SQLite range reads in worker threads (started on the first read). */
-  private readonly rangePool: RangeReadPool | null;
+  private readonly rangePool: RangeReads | null;
 
   private constructor(
     readonly connection: Connection,
     private readonly schema: string | undefined,
     health: StoreHealth,
-    rangeWorkers: boolean,
+    rangeThreads: StoreOptions['rangeThreads'],
     databaseUrl: string | null,
   ) {
     this.accounts = new AccountRepository(connection.db);
     this.keys = new KeyRepository(connection.db);
     this.usage = new UsageRepository(connection.db);
-    this.rangePool = rangeWorkers && connection.sqliteFile ? new RangeReadPool(connection.sqliteFile) : null;
-    // With range workers, history answers are also rendered off the event loop, by workers that read the store themselves.
-    const location = !rangeWorkers ? null : connection.sqliteFile ? { sqliteFile: connection.sqliteFile } : databaseUrl ? { databaseUrl, schema: schema ?? null } : null;
+    this.rangePool = rangeThreads && connection.sqliteFile ? rangeThreads(connection.sqliteFile) : null;
+    // With range threads, history answers are also rendered off the event loop, by threads that read the store themselves.
+    const location = !rangeThreads ? null : connection.sqliteFile ? { sqliteFile: connection.sqliteFile } : databaseUrl ? { databaseUrl, schema: schema ?? null } : null;
     this.history = new HistoryRepository(connection.db, connection.sqlite, this.rangePool, location);
     this.webhooks = new WebhookRepository(connection.db);
     this.manualPrices = new ManualPriceRepository(connection.db);
@@ -63,7 +62,7 @@ export class Store {
       await connection.db.destroy().catch(() => {});
       throw new StoreUnavailableError(describeStoreError((error as { cause?: unknown }).cause ?? error), where(options));
     }
-    return new Store(connection, options.schema, health, options.rangeWorkers === true, options.databaseUrl);
+    return new Store(connection, options.schema, health, options.rangeThreads, options.databaseUrl);
   }
 
   get dialect() {

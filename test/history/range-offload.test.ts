@@ -6,7 +6,7 @@ import { ZoneTime } from '../../src/domain/time.js';
 import { Buckets } from '../../src/history/ranges/buckets.js';
 import { HistoryReader } from '../../src/history/history-reader.js';
 import { HistoryRepository } from '../../src/store/candle-tables.js';
-import { RangeReadPool } from '../../src/store/range-pool.js';
+import { RangeReadPool, sqliteRangeThreads } from '../../src/history/ranges/read-threads.js';
 import { openFresh } from './fixtures.js';
 
 const M = 60_000;
@@ -18,7 +18,7 @@ describe('history range reads on SQLite run off the event loop', () => {
   let opened: Awaited<ReturnType<typeof openFresh>>;
 
   before(async () => {
-    opened = await openFresh(null, { rangeWorkers: true });
+    opened = await openFresh(null, { rangeThreads: sqliteRangeThreads });
     const rows: StoredCandle[] = [];
     for (let i = 0; i < CANDLES; i++) {
       const start = NOW - (CANDLES - i) * M;
@@ -63,7 +63,7 @@ describe('history range reads on SQLite run off the event loop', () => {
   });
 
   it('still answers ranges after the store is closed and reopened (the pool closes with the store)', async () => {
-    const again = await openFresh(null, { rangeWorkers: true });
+    const again = await openFresh(null, { rangeThreads: sqliteRangeThreads });
     try {
       await again.store.history.write([{ grain: 'hour', reference: 'gold', candle: { start: NOW - 3_600_000, open: '5', high: '5', low: '5', close: '5', points: 1, source: 'alpha', closeAt: NOW } }]);
       assert.deepEqual((await again.store.history.range('hour', 'gold', 0, NOW)).map((c) => c.close), ['5']);

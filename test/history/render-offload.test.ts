@@ -13,6 +13,7 @@ import type { StoredCandle } from '../../src/domain/candle.js';
 import { Store } from '../../src/store/store.js';
 import { dialects } from '../support/harness.js';
 import { threadCpuMs } from '../../src/domain/thread-cpu.js';
+import { sqliteRangeThreads } from '../../src/history/ranges/read-threads.js';
 import { openFresh, snapshotOf } from './fixtures.js';
 
 const M = 60_000;
@@ -53,10 +54,10 @@ for (const dialect of dialects()) {
     let inThread: HistoryAnswers;
 
     before(async () => {
-      opened = await openFresh(dialect.databaseUrl, { rangeWorkers: true });
+      opened = await openFresh(dialect.databaseUrl, { rangeThreads: sqliteRangeThreads });
       await seed(opened.store, ['usd_free', 'eur_free']);
       // The same store opened as a CLI command opens it: no workers, every answer rendered on this thread as before.
-      plainStore = await Store.open({ ...opened.options, rangeWorkers: false });
+      plainStore = await Store.open({ ...opened.options, rangeThreads: undefined });
       pooled = new HistoryAnswers(new HistoryReader(opened.store.history, buckets, opened.store.health, 90), time);
       inThread = new HistoryAnswers(new HistoryReader(plainStore.history, buckets, plainStore.health, 90), time);
       assert.notEqual(opened.store.history.location, null);

@@ -1,4 +1,4 @@
-import { POOL_THREADS, ThreadPool } from '../../store/thread-pool.js';
+import { POOL_THREADS, ThreadPool } from '../../threads/pool.js';
 
 /** The worker module beside this one: compiled JavaScript, or TypeScript where the sources run as they are (tests). */
 const WORKER_FILE = new URL(import.meta.url.endsWith('.ts') ? './render-worker.ts' : './render-worker.js', import.meta.url).href;

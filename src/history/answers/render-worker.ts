@@ -4,7 +4,7 @@ import { ZoneTime } from '../../domain/time.js';
 import { compress, MIN_COMPRESSED_BYTES, type Encoding } from '../../render/compression.js';
 import type { StoreLocation } from '../../store/candle-tables.js';
 import { carryStoreError, type CarriedStoreError } from '../../store/errors.js';
-import { allThreadsArrived, type EachThreadTask } from '../../store/thread-pool.js';
+import { allThreadsArrived, type EachThreadTask } from '../../threads/pool.js';
 import type { BlockCacheBounds } from '../ranges/block-cache.js';
 import { Buckets } from '../ranges/buckets.js';
 import { RangeRenderer, type CandleSource } from '../ranges/range-render.js';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Candle, Grain } from '../../domain/candle.js';
 import { tableOf, type StoreLocation } from '../../store/candle-tables.js';
-import { readSqliteRange } from '../../store/range-worker.js';
+import { readSqliteRange } from './read-worker.js';
 
 /**
  * Candle reads for a render worker, over connections of its own: the SQLite

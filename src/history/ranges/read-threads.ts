@@ -1,10 +1,11 @@
-import type { Candle } from '../domain/candle.js';
-import { isCarriedStoreError, storeErrorOf } from './errors.js';
-import type { LastTask, RangeTask } from './range-worker.js';
-import { ThreadPool } from './thread-pool.js';
+import type { Candle } from '../../domain/candle.js';
+import type { RangeReads } from '../../store/candle-tables.js';
+import { isCarriedStoreError, storeErrorOf } from '../../store/errors.js';
+import type { LastTask, RangeTask } from './read-worker.js';
+import { ThreadPool } from '../../threads/pool.js';
 
 /** The worker module beside this one: compiled JavaScript, or TypeScript where the sources run as they are (tests). */
-const WORKER_FILE = new URL(import.meta.url.endsWith('.ts') ? './range-worker.ts' : './range-worker.js', import.meta.url).href;
+const WORKER_FILE = new URL(import.meta.url.endsWith('.ts') ? './read-worker.ts' : './read-worker.js', import.meta.url).href;
 
 /**
  * SQLite range reads in worker threads (better-sqlite3 is synchronous: a
@@ -14,7 +15,7 @@ const WORKER_FILE = new URL(import.meta.url.endsWith('.ts') ? './range-worker.ts
  * worker that dies fails its read with WorkerFailedError (not a store
  * error: the store may be fine); piscina starts another for the next.
  */
-export class RangeReadPool {
+export class RangeReadPool implements RangeReads {
   private readonly pool = new ThreadPool(WORKER_FILE);
 
   constructor(private readonly file: string) {}
@@ -46,3 +47,6 @@ export class RangeReadPool {
     return this.pool.close();
   }
 }
+
+/** The store's `rangeThreads` in the server: SQLite range reads on this pool. */
+export const sqliteRangeThreads = (sqliteFile: string): RangeReads => new RangeReadPool(sqliteFile);

@@ -1,7 +1,18 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits, TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { WorkerFailedError } from './errors.js';
+
+/**
+ * A worker thread failed while it served a task (it died, was stopped, or
+ * threw outside the task's own code): whatever the task read, a store or a
+ * document, may be fine, so this is never taken for it being away. The pool
+ * starts another thread.
+ */
+export class WorkerFailedError extends Error {
+  constructor(cause: unknown) {
+    super(`worker thread failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
 
 /** How long after a thread failed to start, with none running, tasks are refused at once. */
 const FAILING_REFUSE_MS = 10_000;

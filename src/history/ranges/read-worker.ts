@@ -1,6 +1,6 @@
 import Sqlite from 'better-sqlite3';
-import type { Candle } from '../domain/candle.js';
-import { carryStoreError, type CarriedStoreError } from './errors.js';
+import type { Candle } from '../../domain/candle.js';
+import { carryStoreError, type CarriedStoreError } from '../../store/errors.js';
 
 /** One range read, as the pool hands it over. */
 export interface RangeTask {

@@ -3,8 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { WorkerFailedError } from '../../src/store/errors.js';
-import { ThreadPool } from '../../src/store/thread-pool.js';
+import { ThreadPool, WorkerFailedError } from '../../src/threads/pool.js';
 import { eventually, tempDir } from '../support/env.js';
 
 describe('ThreadPool', () => {
@@ -69,7 +68,7 @@ describe('ThreadPool', () => {
       worker,
       `import { appendFileSync } from 'node:fs';\n` +
         `import { threadId } from 'node:worker_threads';\n` +
-        `import { allThreadsArrived } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, '../../src/store/thread-pool.ts')).href)};\n` +
+        `import { allThreadsArrived } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, '../../src/threads/pool.ts')).href)};\n` +
         `export default async (ms) => { await new Promise((resolve) => setTimeout(resolve, ms)); return threadId; };\n` +
         `export async function mark(task) { appendFileSync(${JSON.stringify(marks)}, threadId + '\\n'); await allThreadsArrived(task); }\n`,
     );
