@@ -12,10 +12,10 @@ import { NO_DAY_FIELDS, type Rate } from '../src/domain/rate.js';
 import { ZoneTime } from '../src/domain/time.js';
 import { prepareRate } from '../src/live/prepare.js';
 import type { PreparedRate, Snapshot } from '../src/live/snapshot.js';
-import { CatalogueRenderer } from '../src/render/catalogue.js';
+import { CatalogueRenderer } from '../src/http/endpoints/catalogue/render.js';
 import { compress, SplicedGzip, type Encoding } from '../src/render/compression.js';
-import { DetailRenderer } from '../src/render/detail.js';
-import { WebserviceRenderer } from '../src/render/webservice.js';
+import { DetailRenderer } from '../src/http/endpoints/detail/render.js';
+import { WebserviceRenderer } from '../src/http/endpoints/webservice/render.js';
 
 const RUNS = 40;
 const time = new ZoneTime('Asia/Tehran');

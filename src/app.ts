@@ -8,9 +8,9 @@ import { installPipeline } from './http/pipeline/fastify.js';
 import type { Pipeline } from './http/pipeline/keyed.js';
 import { RefusedRequestLog } from './http/refused-log.js';
 import type { ServingState } from './http/serving-state.js';
-import { keyedEndpoints } from './http/endpoints/keyed-endpoints.js';
-import { HistoryAnswers } from './history/answers/history-answers.js';
-import { createStreams, installStreams } from './http/endpoints/stream.js';
+import { endpointContext } from './http/endpoints/module.js';
+import { API_SCHEMAS, ENDPOINTS } from './http/endpoints/registry.js';
+import { appStatus } from './http/endpoints/status/route.js';
 import { installPageSecurity } from './http/page-security.js';
 import { createClientErrorHandler, createConnectHandler } from './http/connection-errors.js';
 import { setEdgeHeaders } from './http/edge-headers.js';
@@ -25,7 +25,7 @@ import { DOCS_LOGO, DOCS_THEME } from './web/docs-brand.js';
 import { operationalRoutes, type ProbeDeps } from './http/routes/operational.js';
 import { PreparedDocument } from './http/prepared-document.js';
 import { pageRoutes } from './http/routes/pages.js';
-import { currentStatus, statusRoutes } from './http/routes/status.js';
+import { statusRoutes } from './http/routes/status.js';
 import { NoQuery, SHARED_SCHEMAS } from './http/schemas.js';
 import { routableUrl } from './http/url.js';
 import { lazySerializers } from './http/lazy-serializers.js';
@@ -41,12 +41,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limits = { ...DEFAULT_LOAD_SHEDDING, ...deps.loadShedding };
   const state: ServingState = { closing: false, underPressure: false, shedding: false, costs: new CostAccount(), overloaded: overloadedError(limits.retryAfterSeconds), log: null, logRequests: false, refusals: new RefusedRequestLog() };
   const pipeline: Pipeline = { deps, state };
-  // Every keyed endpoint, as one descriptor each: the raw path and the Fastify routes both serve them through the pipeline.
-  const streams = createStreams(deps);
-  const status = currentStatus(deps, () => streams.hub.counts().open);
-  // History answers are rendered in worker threads where the store allows (see HistoryAnswers); the threads end with the app.
-  const historyAnswers = new HistoryAnswers(deps.history, deps.time);
-  const endpoints = keyedEndpoints(deps, streams, status, historyAnswers);
+  // Every keyed endpoint (registry.ts), as its descriptors: the raw path and the Fastify routes both serve them through the pipeline.
+  const built = endpointContext(deps);
+  const endpoints = ENDPOINTS.flatMap((module) => module.build(built.context));
+  const status = appStatus(built.context);
   const rawPath = createRawPath(pipeline, endpoints);
   const spellings = new Map(endpoints.flatMap((endpoint) => (endpoint.spellings ?? []).map((spelling) => [spelling, endpoint.path] as const)));
   const app = Fastify({
@@ -95,13 +93,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     state.closing = true;
   });
-  app.addHook('onClose', async () => historyAnswers.close());
   // The refusals folded in the running second are written, not lost with the process.
   app.addHook('onClose', async () => state.refusals.flush());
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  for (const schema of API_SCHEMAS) app.addSchema(schema);
   const keyed = installPipeline(app, pipeline);
   app.decorate('keyedRoutes', keyed.keyedRoutes);
-  app.decorate('historyAnswers', historyAnswers);
+  for (const [name, value] of built.exposed) app.decorate(name, value);
 
   app.addHook('onRequest', async (request, reply) => setEdgeHeaders(reply, request.id, request.headers.origin));
   // Method and form first (docs/api.md#order-of-checks), before load shedding and any key check.
@@ -143,7 +140,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.code(204).send();
   });
 
-  installStreams(app, deps, streams);
+  // What the endpoints started (streams, worker threads) ends with the app: before the drain, or once closed.
+  for (const hook of built.preClose) app.addHook('preClose', async () => hook());
+  for (const hook of built.onClose) app.addHook('onClose', async () => hook());
   for (const endpoint of endpoints) keyed.register(endpoint);
   await app.register(statusRoutes(deps, status));
   await app.register(operationalRoutes(deps));

@@ -9,9 +9,6 @@ import type { HistoryReader } from '../history/history-reader.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { Markets } from '../live/markets.js';
 import type { RefreshTiers } from '../live/refresh-tiers.js';
-import type { CatalogueRenderer } from '../render/catalogue.js';
-import type { DetailRenderer } from '../render/detail.js';
-import type { WebserviceRenderer } from '../render/webservice.js';
 import type { ClusterState } from '../render/status.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import type { Logger } from '../log.js';
@@ -25,9 +22,6 @@ import type { WebhookOverview } from '../webhooks/overview.js';
 export interface AppDeps {
   time: ZoneTime;
   catalogue: Catalogue;
-  catalogueRenderer: CatalogueRenderer;
-  detailRenderer: DetailRenderer;
-  webserviceRenderer: WebserviceRenderer;
   snapshots: RefreshTiers;
   sourceHealth(now: number): SourceHealth[];
   /** Whether the store answered last time anything asked it. */

@@ -7,9 +7,6 @@ import type { Plan } from '../domain/plan.js';
 import type { ZoneTime } from '../domain/time.js';
 import { createMetrics } from '../http/metrics.js';
 import type { Logger } from '../log.js';
-import { CatalogueRenderer } from '../render/catalogue.js';
-import { DetailRenderer } from '../render/detail.js';
-import { WebserviceRenderer } from '../render/webservice.js';
 import type { Store } from '../store/store.js';
 import { RedisStreamSlots } from '../stream/redis-slots.js';
 import { UsageMeter, type UsageLoss } from '../usage/meter.js';
@@ -78,9 +75,6 @@ export async function startServing(options: ServeOptions): Promise<ServeRole> {
   const app = await buildApp({
     time,
     catalogue,
-    catalogueRenderer: new CatalogueRenderer(catalogue),
-    detailRenderer: new DetailRenderer(catalogue, time),
-    webserviceRenderer: new WebserviceRenderer(catalogue),
     snapshots: feed.snapshots,
     sourceHealth,
     storeReachable: () => store.health.reachable,

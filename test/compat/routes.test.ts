@@ -16,7 +16,12 @@ import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { ManualClock } from '../../src/domain/clock.js';
 import type { StoredCandle } from '../../src/domain/candle.js';
-import { BrsapiMarketResponse, ErrorSchema, NavasanLatestResponse, NavasanOhlcResponse, NavasanUsageResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
+import { ErrorSchema } from '../../src/http/schemas.js';
+import { BrsapiMarketResponse } from '../../src/http/endpoints/compat/brsapi-gold-currency/schema.js';
+import { NavasanLatestResponse } from '../../src/http/endpoints/compat/navasan-latest/schema.js';
+import { NavasanOhlcResponse } from '../../src/http/endpoints/compat/navasan-ohlc-search/schema.js';
+import { NavasanUsageResponse } from '../../src/http/endpoints/compat/navasan-usage/schema.js';
+import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
 import { eventually, writeRaw } from '../support/env.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -36,7 +41,7 @@ const SOURCE = `{"updated_at":"${new Date(UPDATED).toISOString()}","items":{
 }}`;
 
 function assertMatches(schema: TSchema, body: unknown) {
-  assert.ok(Value.Check(schema, SHARED_SCHEMAS, body), `does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
+  assert.ok(Value.Check(schema, API_SCHEMAS, body), `does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, API_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
 }
 
 interface Answer {
@@ -281,7 +286,7 @@ describe('compatibility routes (navasan, BrsApi)', () => {
         assertMatches(NavasanUsageResponse, body);
         return body;
       };
-      // Asked together, both answers come from one read of the store (usage-reports.ts): they must say the same.
+      // Asked together, both answers come from one read of the store (src/http/endpoints/usage/reports.ts): they must say the same.
       const [counts, reportAnswer] = await Promise.all([usage(), get('/v1/usage?days=31', { 'x-api-key': account })]);
       const report = JSON.parse(reportAnswer.text) as { daily: { date: string; requests: number }[] };
       const today = report.daily.find((day) => day.date === '2026-11-28')!.requests;

@@ -6,7 +6,9 @@ import type { TSchema } from '@sinclair/typebox';
 import { rollUp, type Candle, type StoredCandle } from '../../src/domain/candle.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { Buckets } from '../../src/history/ranges/buckets.js';
-import { DetailResponse, ErrorSchema, HistoryResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
+import { ErrorSchema, HistoryResponse } from '../../src/http/schemas.js';
+import { DetailResponse } from '../../src/http/endpoints/detail/schema.js';
+import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
 import { eventually, writeRaw } from '../support/env.js';
 import { dialects, json, startHarness, type Harness } from '../support/harness.js';
 
@@ -17,7 +19,7 @@ const MINUTE = 60_000;
 const SEEDED = 'gbp_free';
 
 function assertMatches(schema: TSchema, body: unknown) {
-  assert.ok(Value.Check(schema, SHARED_SCHEMAS, body), `does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
+  assert.ok(Value.Check(schema, API_SCHEMAS, body), `does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, API_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
 }
 
 /** Candle values as they appear in a body, for comparison with stored ones. */

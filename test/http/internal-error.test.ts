@@ -3,9 +3,9 @@ import { request } from 'node:http';
 import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { CatalogueRenderer } from '../../src/render/catalogue.js';
-import { DetailRenderer } from '../../src/render/detail.js';
-import { WebserviceRenderer } from '../../src/render/webservice.js';
+import { CatalogueRenderer } from '../../src/http/endpoints/catalogue/render.js';
+import { DetailRenderer } from '../../src/http/endpoints/detail/render.js';
+import { WebserviceRenderer } from '../../src/http/endpoints/webservice/render.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 /** What a bug would put in an exception: a path, a query, a secret. None of it may reach a client. */

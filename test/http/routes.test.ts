@@ -3,14 +3,20 @@ import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { PER_UNITS } from '../../src/domain/reference.js';
-import { CatalogueResponse, DetailResponse, ErrorSchema, SHARED_SCHEMAS, StatusResponse, UsageResponse } from '../../src/http/schemas.js';
+import { ENDPOINTS } from '../../src/http/endpoints/registry.js';
+import { ErrorSchema } from '../../src/http/schemas.js';
+import { CatalogueResponse } from '../../src/http/endpoints/catalogue/schema.js';
+import { DetailResponse } from '../../src/http/endpoints/detail/schema.js';
+import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
+import { StatusResponse } from '../../src/http/endpoints/status/schema.js';
+import { UsageResponse } from '../../src/http/endpoints/usage/schema.js';
 import { dialects, json, SAMPLE, startHarness, type Harness } from '../support/harness.js';
 import { eventually, writeRaw, writeSource } from '../support/env.js';
 
 /** Responses are checked against the same schemas the OpenAPI document is generated from. */
 function assertMatches(schema: TSchema, body: unknown) {
-  const ok = Value.Check(schema, SHARED_SCHEMAS, body);
-  assert.ok(ok, `response does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
+  const ok = Value.Check(schema, API_SCHEMAS, body);
+  assert.ok(ok, `response does not match ${schema.$id}: ${JSON.stringify([...Value.Errors(schema, API_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
 }
 
 for (const dialect of dialects()) {
@@ -371,7 +377,9 @@ for (const dialect of dialects()) {
         assert.match(metrics.body, /nerkh_source_age_seconds\{source="alpha"\}/);
         const openapi = json(await harness.app.inject('/openapi.json'));
         assert.equal(openapi.openapi, '3.1.0');
-        assert.deepEqual(Object.keys(openapi.paths as object).sort(), ['/compat/brsapi/Api/Market/Gold_Currency.php', '/compat/navasan/latest', '/compat/navasan/ohlcSearch', '/compat/navasan/usage', '/healthz', '/metrics', '/readyz', '/v1/calendar', '/v1/convert', '/v1/jewellery', '/v1/rates', '/v1/rates/{keys}', '/v1/rates/{key}/history', '/v1/status', '/v1/stream', '/v1/usage', '/v1/webhooks', '/webservice/{username}']);
+        // Every path of the registry's endpoints, and the probes and metrics besides.
+        const keyedPaths = ENDPOINTS.flatMap((endpoint) => Object.keys(endpoint.examples)).map((path) => path.replace(/:(\w+)/g, '{$1}'));
+        assert.deepEqual(Object.keys(openapi.paths as object).sort(), [...keyedPaths, '/healthz', '/metrics', '/readyz'].sort());
         // Fixed vocabularies are plain enums in the document, not unions of constants.
         const schemas = (openapi.components as { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> }).schemas;
         assert.deepEqual(schemas.Rate!.properties.per!.enum, [...PER_UNITS]);

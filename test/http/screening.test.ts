@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
-import { DetailResponse, SHARED_SCHEMAS } from '../../src/http/schemas.js';
+import { DetailResponse } from '../../src/http/endpoints/detail/schema.js';
+import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
 import { json, SAMPLE, startHarness, type Harness } from '../support/harness.js';
 import { eventually, fileSources, tempDir, writeSource } from '../support/env.js';
 
@@ -80,7 +81,7 @@ describe('outlier screening with three sources, shown by expand=sources, the sta
   it('expand=sources matches the schema, in toman too, and the plain answer has no sources', async () => {
     const response = await harness.app.inject({ url: '/v1/rates/usd_free,gold_ounce?expand=sources&unit=toman', headers: { 'x-api-key': key } });
     const body = json(response);
-    assert.ok(Value.Check(DetailResponse, SHARED_SCHEMAS, body), JSON.stringify([...Value.Errors(DetailResponse, SHARED_SCHEMAS, body)].slice(0, 3)));
+    assert.ok(Value.Check(DetailResponse, API_SCHEMAS, body), JSON.stringify([...Value.Errors(DetailResponse, API_SCHEMAS, body)].slice(0, 3)));
     const usd = (body.rates as ExpandedRate[])[0]!;
     assert.deepEqual(usd.sources.map((s) => s.value), [10_000, 100_000.2, 100_000.3]);
     const plain = await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': key } });

@@ -1,30 +1,16 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { ENDPOINTS } from '../../src/http/endpoints/registry.js';
 import { dialects, startHarness, type Harness } from '../support/harness.js';
 
 /**
- * The path each keyed route is called with by a given account. Every route
- * that declares a service must have an entry: the list of routes comes from
- * the app itself, so a new keyed route without one fails the suite.
+ * The path each keyed route is called with by a given account: each
+ * endpoint's folder gives its own (`examples` in its route.ts), listed by the
+ * registry. The routes are compared with those the app registers, so a keyed
+ * route without an example fails the suite.
  */
-const PATHS: Record<string, (username: string) => string> = {
-  '/v1/rates': () => '/v1/rates',
-  '/v1/rates/:keys': () => '/v1/rates/usd_free,coin_emami',
-  '/v1/status': () => '/v1/status',
-  '/v1/usage': () => '/v1/usage',
-  '/v1/webhooks': () => '/v1/webhooks',
-  '/v1/stream': () => '/v1/stream?keys=usd_free',
-  '/webservice/:username': (username) => `/webservice/${username}`,
-  '/v1/rates/:key/history': () => '/v1/rates/usd_free/history?interval=1h',
-  '/v1/convert': () => '/v1/convert?from=usd_free&to=IRT&amount=2.5',
-  '/v1/jewellery': () => '/v1/jewellery?weight=3.5&making_percent=18',
-  '/compat/navasan/latest': () => '/compat/navasan/latest?item=usd,sekkeh',
-  '/compat/navasan/ohlcSearch': () => '/compat/navasan/ohlcSearch?item=usd&start=1405-01-01&end=1405-01-10',
-  '/compat/navasan/usage': () => '/compat/navasan/usage',
-  '/compat/brsapi/Api/Market/Gold_Currency.php': () => '/compat/brsapi/Api/Market/Gold_Currency.php',
-  '/v1/calendar': () => '/v1/calendar?market=tehran&from=1406/01/01&to=1406/01/31',
-};
+const PATHS: Record<string, (username: string) => string> = Object.assign({}, ...ENDPOINTS.map((endpoint) => endpoint.examples));
 
 /**
  * Each route is called over real HTTP two ways: a plain GET (for detail, the

@@ -6,7 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
-import { DetailResponse, SHARED_SCHEMAS, WebserviceResponse } from '../../src/http/schemas.js';
+import { DetailResponse } from '../../src/http/endpoints/detail/schema.js';
+import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
+import { WebserviceResponse } from '../../src/http/endpoints/webservice/schema.js';
 import { json, startHarness, type Harness } from '../support/harness.js';
 import { eventually, tempDir, writeRaw } from '../support/env.js';
 import { ZoneTime } from '../../src/domain/time.js';
@@ -15,7 +17,7 @@ import { HistoryResponse } from '../../src/http/schemas.js';
 import { openStream, ratesOf } from '../stream/sse-client.js';
 
 function assertMatches(schema: TSchema, body: unknown) {
-  assert.ok(Value.Check(schema, SHARED_SCHEMAS, body), `${schema.$id}: ${JSON.stringify([...Value.Errors(schema, SHARED_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
+  assert.ok(Value.Check(schema, API_SCHEMAS, body), `${schema.$id}: ${JSON.stringify([...Value.Errors(schema, API_SCHEMAS, body)].slice(0, 3).map((e) => `${e.path} ${e.message}`))}`);
 }
 
 /** Three bundled references without their sanity bands: these tests are about digits, not plausibility. */

@@ -41,10 +41,12 @@ const FIRST: string[] = [
   'test/browser/typography.test.ts',
 ];
 
+/** Every test file: those under test/, and an endpoint's own beside its code under src/ (src/http/endpoints/<name>/<name>.test.ts). */
 export function testFiles(root: string): string[] {
-  return (readdirSync(join(root, 'test'), { recursive: true }) as string[])
-    .filter((path) => path.endsWith('.test.ts'))
-    .map((path) => join('test', path))
+  return ['test', 'src']
+    .flatMap((folder) =>
+      (readdirSync(join(root, folder), { recursive: true }) as string[]).filter((path) => path.endsWith('.test.ts')).map((path) => join(folder, path)),
+    )
     .sort();
 }
 

@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { CatalogueRenderer } from '../../src/render/catalogue.js';
+import { CatalogueRenderer } from '../../src/http/endpoints/catalogue/render.js';
 import { CompressedOnce } from '../../src/render/compressed-once.js';
 import { Store } from '../../src/store/store.js';
 import { UsageMeter } from '../../src/usage/meter.js';

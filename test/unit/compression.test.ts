@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { execFileSync } from 'node:child_process';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { SplicedGzip } from '../../src/render/compression.js';
-import { StampedBody } from '../../src/render/detail.js';
+import { StampedBody } from '../../src/render/stamped-body.js';
 
 describe('StampedBody compression', () => {
   const tail = Buffer.from(`","count":1,"references":[${JSON.stringify({ text: 'نرخ '.repeat(400) })}]}`);

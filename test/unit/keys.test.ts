@@ -8,7 +8,7 @@ import { ZoneTime } from '../../src/domain/time.js';
 import { ApiError, type ErrorCode } from '../../src/domain/errors.js';
 import { prepareRate } from '../../src/live/prepare.js';
 import type { PreparedRate, Snapshot } from '../../src/live/snapshot.js';
-import { renderDetail } from '../../src/render/detail.js';
+import { renderDetail } from '../../src/http/endpoints/detail/render.js';
 import { MAX_KEYS, parseKeyList } from '../../src/render/reference-keys.js';
 
 function apiError(code: ErrorCode, status: number) {

@@ -4,7 +4,7 @@ import { loadCatalogue } from '../../src/catalogue/load.js';
 import { BUNDLED_CATALOGUE } from '../../src/config.js';
 import type { Snapshot } from '../../src/live/snapshot.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { DetailRenderer } from '../../src/render/detail.js';
+import { DetailRenderer } from '../../src/http/endpoints/detail/render.js';
 import { SnapshotCache } from '../../src/render/snapshot-cache.js';
 
 function snapshot(version: number): Snapshot {

@@ -407,29 +407,6 @@ export interface components {
             message: string;
             request_id: string;
         };
-        Reference: {
-            key: string;
-            /** @description Persian title */
-            title: string;
-            title_en: string;
-            description: string;
-            /** @description Persian label saying currency and per in words, e.g. ریال/گرم, دلار/اونس, ریال/۱۰۰ ین */
-            unit: string;
-            currency: components["schemas"]["Currency"];
-            /**
-             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
-             * @enum {string}
-             */
-            per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
-            category: "gold" | "coin" | "currency" | "precious_metal" | "industrial_metal" | "energy" | "crypto";
-            source_key: string;
-            /** @description Comma-separated alternative keys, "" when none */
-            aliases: string;
-            /** @enum {string} */
-            status: "active";
-            /** @description Whether the reference is inside the calling key's allowance (its account's selection or its plan's defaults) */
-            in_plan: boolean;
-        };
         /** @description The reference's market as it stands: while it is closed a value fresh at the close stays `ok` (its age counts only open time) */
         Market: {
             /** @description The market the reference trades in (config `markets`): tehran, international, crypto by default */
@@ -526,6 +503,40 @@ export interface components {
                 }[];
             }[];
         };
+        HealthResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+        };
+        Reference: {
+            key: string;
+            /** @description Persian title */
+            title: string;
+            title_en: string;
+            description: string;
+            /** @description Persian label saying currency and per in words, e.g. ریال/گرم, دلار/اونس, ریال/۱۰۰ ین */
+            unit: string;
+            currency: components["schemas"]["Currency"];
+            /**
+             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
+             * @enum {string}
+             */
+            per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
+            category: "gold" | "coin" | "currency" | "precious_metal" | "industrial_metal" | "energy" | "crypto";
+            source_key: string;
+            /** @description Comma-separated alternative keys, "" when none */
+            aliases: string;
+            /** @enum {string} */
+            status: "active";
+            /** @description Whether the reference is inside the calling key's allowance (its account's selection or its plan's defaults) */
+            in_plan: boolean;
+        };
         CatalogueResponse: {
             /** @enum {boolean} */
             success: true;
@@ -559,6 +570,156 @@ export interface components {
                 unknown_keys: string[];
                 denied_keys: string[];
             };
+        };
+        Candle: {
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            t: string;
+            /**
+             * @description Candle start in the Solar Hijri calendar, YYYY/MM/DD HH:MM:SS
+             * @example 1405/08/30 14:00:00
+             */
+            t_jalali: string;
+            open: number;
+            high: number;
+            low: number;
+            close: number;
+            /** @description Values served in the candle (0 for imported daily candles) */
+            points: number;
+        };
+        HistoryResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            key: string;
+            title: string;
+            /** @description Persian label of the candle values (تومان/… with ?unit=toman) */
+            unit: string;
+            currency: components["schemas"]["Currency"];
+            /**
+             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
+             * @enum {string}
+             */
+            per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
+            interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            from: string;
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            to: string;
+            count: number;
+            /** @description Oldest first; intervals with no value served are absent */
+            candles: components["schemas"]["Candle"][];
+        };
+        ConvertResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            /** @description What the amount counts: the canonical reference key, or IRR / IRT */
+            from: string;
+            /** @description What the result counts: the canonical reference key, or IRR / IRT */
+            to: string;
+            /** @description The amount asked, in normal form */
+            amount: number;
+            /** @description amount × price of from ÷ price of to: exact when the quotient terminates, else rounded half-even to 6 decimals */
+            result: number;
+            /** @description The rates used, as the detail endpoint serves them (in toman with unit=toman); none for IRR and IRT */
+            rates: components["schemas"]["Rate"][];
+        };
+        JewelleryResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            /** @description Grams, as asked */
+            weight: number;
+            karat: 18 | 21 | 22 | 24;
+            /** @description Making charge, percent */
+            making_percent: number;
+            /** @description Profit, percent */
+            profit_percent: number;
+            /** @description VAT, percent */
+            vat_percent: number;
+            /** @description IRT with unit=toman */
+            currency: "IRR" | "IRT";
+            /** @description The gram price of the karat used, in currency */
+            gram_price: number;
+            /** @description weight × gram_price, exact */
+            gold: number;
+            /** @description gold × making_percent ÷ 100, exact */
+            making: number;
+            /** @description (gold + making) × profit_percent ÷ 100, exact */
+            profit: number;
+            /** @description (making + profit) × vat_percent ÷ 100, exact */
+            vat: number;
+            /** @description gold + making + profit + vat, rounded half up to a whole rial (or toman) */
+            total: number;
+            /** @description The gram price used, as the detail endpoint serves it */
+            rates: components["schemas"]["Rate"][];
+        };
+        ClosedDay: {
+            /**
+             * @description Gregorian date in the market's zone, YYYY-MM-DD
+             * @example 2027-03-21
+             */
+            date: string;
+            /**
+             * @description Solar Hijri date in the market's zone, YYYY/MM/DD
+             * @example 1406/01/01
+             */
+            date_jalali: string;
+            /**
+             * @description Why it is closed, in English
+             * @example Nowruz
+             */
+            reason: string;
+            /**
+             * @description The same in Persian
+             * @example نوروز
+             */
+            reason_fa: string;
+        };
+        CalendarResponse: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ok";
+            /**
+             * @description ISO 8601 with a numeric UTC offset in the configured zone
+             * @example 2026-11-21T14:03:07+03:30
+             */
+            generated_at: string;
+            market: string;
+            /** @description First day, YYYY-MM-DD */
+            from: string;
+            /** @description Last day, included, YYYY-MM-DD */
+            to: string;
+            /** @description One entry per closed day, in date order */
+            closed: components["schemas"]["ClosedDay"][];
         };
         StatusResponse: {
             /** @enum {boolean} */
@@ -680,17 +841,6 @@ export interface components {
                 /** @description Push streams open on the node that answered. */
                 open_streams: number;
             };
-        };
-        HealthResponse: {
-            /** @enum {boolean} */
-            success: true;
-            /** @enum {string} */
-            status: "ok";
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            generated_at: string;
         };
         WebserviceEntry: {
             title: string;
@@ -824,116 +974,6 @@ export interface components {
                 count: number;
             }[];
         };
-        Candle: {
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            t: string;
-            /**
-             * @description Candle start in the Solar Hijri calendar, YYYY/MM/DD HH:MM:SS
-             * @example 1405/08/30 14:00:00
-             */
-            t_jalali: string;
-            open: number;
-            high: number;
-            low: number;
-            close: number;
-            /** @description Values served in the candle (0 for imported daily candles) */
-            points: number;
-        };
-        HistoryResponse: {
-            /** @enum {boolean} */
-            success: true;
-            /** @enum {string} */
-            status: "ok";
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            generated_at: string;
-            key: string;
-            title: string;
-            /** @description Persian label of the candle values (تومان/… with ?unit=toman) */
-            unit: string;
-            currency: components["schemas"]["Currency"];
-            /**
-             * @description What one price buys: a measure, a coin, one unit (or 10, 100, 1000, 1000000 units) of the named currency or token, or an index point
-             * @enum {string}
-             */
-            per: "unit" | "10 units" | "100 units" | "1000 units" | "1000000 units" | "coin" | "gram" | "mithqal" | "ounce" | "kilogram" | "pound" | "tonne" | "barrel" | "gallon" | "litre" | "MMBtu" | "MWh" | "therm" | "100 therms" | "point";
-            interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w";
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            from: string;
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            to: string;
-            count: number;
-            /** @description Oldest first; intervals with no value served are absent */
-            candles: components["schemas"]["Candle"][];
-        };
-        ConvertResponse: {
-            /** @enum {boolean} */
-            success: true;
-            /** @enum {string} */
-            status: "ok";
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            generated_at: string;
-            /** @description What the amount counts: the canonical reference key, or IRR / IRT */
-            from: string;
-            /** @description What the result counts: the canonical reference key, or IRR / IRT */
-            to: string;
-            /** @description The amount asked, in normal form */
-            amount: number;
-            /** @description amount × price of from ÷ price of to: exact when the quotient terminates, else rounded half-even to 6 decimals */
-            result: number;
-            /** @description The rates used, as the detail endpoint serves them (in toman with unit=toman); none for IRR and IRT */
-            rates: components["schemas"]["Rate"][];
-        };
-        JewelleryResponse: {
-            /** @enum {boolean} */
-            success: true;
-            /** @enum {string} */
-            status: "ok";
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            generated_at: string;
-            /** @description Grams, as asked */
-            weight: number;
-            karat: 18 | 21 | 22 | 24;
-            /** @description Making charge, percent */
-            making_percent: number;
-            /** @description Profit, percent */
-            profit_percent: number;
-            /** @description VAT, percent */
-            vat_percent: number;
-            /** @description IRT with unit=toman */
-            currency: "IRR" | "IRT";
-            /** @description The gram price of the karat used, in currency */
-            gram_price: number;
-            /** @description weight × gram_price, exact */
-            gold: number;
-            /** @description gold × making_percent ÷ 100, exact */
-            making: number;
-            /** @description (gold + making) × profit_percent ÷ 100, exact */
-            profit: number;
-            /** @description (making + profit) × vat_percent ÷ 100, exact */
-            vat: number;
-            /** @description gold + making + profit + vat, rounded half up to a whole rial (or toman) */
-            total: number;
-            /** @description The gram price used, as the detail endpoint serves it */
-            rates: components["schemas"]["Rate"][];
-        };
         NavasanItem: {
             /** @description The price in navasan's unit (toman; thousands of toman for coins and melted gold; dollars for world prices), exact */
             value: string;
@@ -1006,46 +1046,6 @@ export interface components {
             gold: components["schemas"]["BrsapiItem"][];
             currency: components["schemas"]["BrsapiItem"][];
             cryptocurrency: components["schemas"]["BrsapiItem"][];
-        };
-        ClosedDay: {
-            /**
-             * @description Gregorian date in the market's zone, YYYY-MM-DD
-             * @example 2027-03-21
-             */
-            date: string;
-            /**
-             * @description Solar Hijri date in the market's zone, YYYY/MM/DD
-             * @example 1406/01/01
-             */
-            date_jalali: string;
-            /**
-             * @description Why it is closed, in English
-             * @example Nowruz
-             */
-            reason: string;
-            /**
-             * @description The same in Persian
-             * @example نوروز
-             */
-            reason_fa: string;
-        };
-        CalendarResponse: {
-            /** @enum {boolean} */
-            success: true;
-            /** @enum {string} */
-            status: "ok";
-            /**
-             * @description ISO 8601 with a numeric UTC offset in the configured zone
-             * @example 2026-11-21T14:03:07+03:30
-             */
-            generated_at: string;
-            market: string;
-            /** @description First day, YYYY-MM-DD */
-            from: string;
-            /** @description Last day, included, YYYY-MM-DD */
-            to: string;
-            /** @description One entry per closed day, in date order */
-            closed: components["schemas"]["ClosedDay"][];
         };
     };
     responses: never;

@@ -4,13 +4,14 @@ import { RIAL_CURRENCY } from '../../domain/units.js';
 import { INTERVALS } from '../../history/ranges/buckets.js';
 import { parseHistoryRange, withinWindow } from '../../history/ranges/range-query.js';
 import { resolveOne } from '../../render/reference-keys.js';
-import type { HistoryAnswers } from '../../history/answers/history-answers.js';
+import { HistoryAnswers } from '../../history/answers/history-answers.js';
 import { matchesEtag, secondsToBoundary } from '../conditional.js';
 import type { AppDeps } from '../deps.js';
 import { acceptedEncoding } from '../encoding.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../pipeline/endpoint.js';
 import { queryParams } from '../pipeline/params.js';
-import { HistoryResponse } from '../schemas.js';
+import { CandleSchema, HistoryResponse } from '../schemas.js';
+import { endpointModule } from './module.js';
 import { UNIT } from './unit-param.js';
 
 /** A range that ended this long ago is settled: every candle in it has been written. */
@@ -80,3 +81,16 @@ export function historyEndpoint(deps: Pick<AppDeps, 'history' | 'catalogue' | 't
     },
   });
 }
+
+export const endpoint = endpointModule({
+  schemas: [CandleSchema, HistoryResponse],
+  build: (context) => {
+    const { deps } = context;
+    // Rendered in worker threads where the store allows (see HistoryAnswers); the threads end with the app.
+    const answers = new HistoryAnswers(deps.history, deps.time);
+    context.onClose(() => answers.close());
+    context.expose('historyAnswers', answers);
+    return historyEndpoint(deps, answers);
+  },
+  examples: { '/v1/rates/:key/history': () => '/v1/rates/usd_free/history?interval=1h' },
+});

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { AccountAccess, KeyAccess } from '../../access/directory.js';
 import type { Service } from '../../domain/plan.js';
 import type { Encoding } from '../../render/compression.js';
-import type { StampedBody } from '../../render/detail.js';
+import type { StampedBody } from '../../render/stamped-body.js';
 import type { PreparedBody } from '../../render/fixed-body.js';
 import type { Exchange } from './exchange.js';
 import type { ParamSpecs, PathParamSpec, QueryParams, Values } from './params.js';

@@ -4,7 +4,7 @@ import { renderStatusPage } from '../../web/status-page.js';
 import type { AppDeps } from '../deps.js';
 import { NoQuery } from '../schemas.js';
 
-/** The service's health now, with `openStreams`: this process's open push streams. What GET /v1/status (keyed, src/http/endpoints/status.ts) and the /status page show. */
+/** The service's health now, with `openStreams`: this process's open push streams. What GET /v1/status (keyed, src/http/endpoints/status/route.ts) and the /status page show. */
 export function currentStatus(deps: AppDeps, openStreams: () => number): (now: number) => ServiceStatus {
   return (now) =>
     computeStatus(deps.snapshots.latest(), deps.sourceHealth(now), deps.storeState(), deps.cluster(), { history: deps.history.recording(now), openStreams: openStreams() });
