@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { buildUsageReport } from '../render/usage.js';
+import { buildUsageReport } from '../render/usage-report.js';
 import { ERROR_LOG_DAYS } from '../store/usage-repository.js';
 import { findAccount } from './accounts.js';
 import { withContext } from './cli-context.js';

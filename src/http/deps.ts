@@ -9,7 +9,7 @@ import type { HistoryReader } from '../history/history-reader.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { Markets } from '../live/markets.js';
 import type { RefreshTiers } from '../live/refresh-tiers.js';
-import type { ClusterState } from '../render/status.js';
+import type { ClusterState } from '../render/service-status.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import type { Logger } from '../log.js';
 import type { LoadShedding } from './load-shedding.js';

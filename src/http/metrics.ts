@@ -3,7 +3,7 @@ import type { Clock } from '../domain/clock.js';
 import type { HistoryBacklog } from '../history/record/recorder.js';
 import type { UsageBacklog } from '../usage/meter.js';
 import type { RefreshTiers } from '../live/refresh-tiers.js';
-import type { ClusterState } from '../render/status.js';
+import type { ClusterState } from '../render/service-status.js';
 import type { SourceHealth } from '../sources/monitor.js';
 import { registerProcessMetrics } from './process-metrics.js';
 import { RequestMetrics } from './request-metrics.js';

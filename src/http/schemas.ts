@@ -1,6 +1,5 @@
 import { Kind, Type, TypeRegistry, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { PER_UNITS } from '../domain/reference.js';
-import { INTERVALS } from '../history/ranges/buckets.js';
 import { CURRENCIES } from '../domain/currency.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 import { DROP_REASONS } from '../sources/drops.js';
@@ -153,36 +152,6 @@ export function errorResponses(...statuses: number[]) {
  * registered after these (registry.ts, API_SCHEMAS).
  */
 export const SHARED_SCHEMAS: TSchema[] = [CurrencySchema, ErrorSchema, MarketSchema, RateSchema, HealthResponse];
-
-export const CandleSchema = Type.Object(
-  {
-    t: Timestamp,
-    t_jalali: Type.String({ description: 'Candle start in the Solar Hijri calendar, YYYY/MM/DD HH:MM:SS', examples: ['1405/08/30 14:00:00'] }),
-    open: Type.Number(),
-    high: Type.Number(),
-    low: Type.Number(),
-    close: Type.Number(),
-    points: Type.Integer({ description: 'Values served in the candle (0 for imported daily candles)' }),
-  },
-  { $id: 'Candle', additionalProperties: false },
-);
-
-export const HistoryResponse = Type.Object(
-  {
-    ...Ok,
-    key: Type.String(),
-    title: Type.String(),
-    unit: Type.String({ description: 'Persian label of the candle values (تومان/… with ?unit=toman)' }),
-    currency: Currency(),
-    per: Per,
-    interval: Type.Union(INTERVALS.map((interval) => Type.Literal(interval))),
-    from: Timestamp,
-    to: Timestamp,
-    count: Type.Integer(),
-    candles: Type.Array(Type.Ref(CandleSchema), { description: 'Oldest first; intervals with no value served are absent' }),
-  },
-  { $id: 'HistoryResponse', additionalProperties: false },
-);
 
 /** An exact decimal, written as a JSON number with the digits it has (never through a float). */
 export const Exact = (description: string) => Type.Number({ description });

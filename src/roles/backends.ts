@@ -16,7 +16,7 @@ import type { SnapshotBus } from '../bus/snapshot-bus.js';
 import type { AppConfig } from '../config.js';
 import type { ZoneTime } from '../domain/time.js';
 import type { Logger } from '../log.js';
-import type { ClusterState } from '../render/status.js';
+import type { ClusterState } from '../render/service-status.js';
 import type { Role } from './role.js';
 
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { PlanOverrides } from '../domain/plan.js';
-import type { AccountsTable, Database } from './schema.js';
+import type { AccountsTable, Database } from './tables.js';
 
 export interface Account {
   id: string;

@@ -3,7 +3,7 @@ import type Sqlite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { GRAINS, type Candle, type Grain, type StoredCandle } from '../domain/candle.js';
 import { SQLITE_BULK_PACING } from './db.js';
-import type { Database, HistoryCandlesTable } from './schema.js';
+import type { Database, HistoryCandlesTable } from './tables.js';
 
 const TABLES = { minute: 'history_minute', hour: 'history_hour', day: 'history_day' } as const;
 

@@ -7,7 +7,7 @@ import { StaticMigrationProvider } from './migrations.js';
 import { OneSchemaPostgresDialect } from './one-schema-introspector.js';
 import type { Dialect } from './dialect.js';
 import type { RangeReads } from './candle-tables.js';
-import type { Database } from './schema.js';
+import type { Database } from './tables.js';
 import { sqliteFileIn } from './sqlite-file.js';
 
 export { sqliteFileIn };

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { generateKey, generateKeyId, hashKey } from '../domain/key-material.js';
 import { bumpRevision } from './account-repository.js';
-import type { ApiKeysTable, Database } from './schema.js';
+import type { ApiKeysTable, Database } from './tables.js';
 
 /** A key as listed: everything but the key, which is never stored. */
 export interface ApiKeyInfo {

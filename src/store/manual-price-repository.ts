@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, ManualPriceLogTable, ManualPricesTable } from './schema.js';
+import type { Database, ManualPriceLogTable, ManualPricesTable } from './tables.js';
 
 /** The row of `store_revision` that counts changes to manual prices (1: accounts and keys, 2–3: history). */
 export const MANUAL_PRICES_REVISION = 5;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database, MarketCalendarTable } from './schema.js';
+import type { Database, MarketCalendarTable } from './tables.js';
 
 /** The row of `store_revision` that counts changes to the market calendar (5: manual prices). */
 export const MARKET_CALENDAR_REVISION = 6;

@@ -1,6 +1,6 @@
 import { detached } from '../domain/cache-size.js';
 import { sql, type Kysely } from 'kysely';
-import type { UsageHourlyTable, Database, UsageDailyTable, UsageErrorsTable } from './schema.js';
+import type { UsageHourlyTable, Database, UsageDailyTable, UsageErrorsTable } from './tables.js';
 
 /** One row of daily counts: per account, key, day and service. */
 export type UsageCount = UsageDailyTable;

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, WebhookLogTable } from './schema.js';
+import type { Database, WebhookLogTable } from './tables.js';
 
 /** One event for an account's webhook log; its minute is that of `at`. */
 export type WebhookLogLine = Omit<WebhookLogTable, 'id' | 'minute' | 'count'>;

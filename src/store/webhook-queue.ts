@@ -1,5 +1,5 @@
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
-import type { Database, WebhookEndpointsTable, WebhookOutboxTable } from './schema.js';
+import type { Database, WebhookEndpointsTable, WebhookOutboxTable } from './tables.js';
 
 type OutboxWithEndpoints = Database & { o: WebhookOutboxTable; e: WebhookEndpointsTable };
 

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { bumpRevision, toAccount, type Account } from './account-repository.js';
-import type { Database, WebhookEndpointsTable, WebhookLogTable, WebhookOutboxTable } from './schema.js';
+import type { Database, WebhookEndpointsTable, WebhookLogTable, WebhookOutboxTable } from './tables.js';
 import { writeLogLine } from './webhook-log.js';
 import { capPending, dueDeliveries, enqueue, MAX_PENDING_PER_ENDPOINT, withoutSkipped, type DueFilter, type OutboxMessage, type Replaced } from './webhook-queue.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { MarketState } from '../domain/market-calendar.js';
 import { formatAge, type ZoneTime } from '../domain/time.js';
-import type { ServiceStatus } from '../render/status.js';
+import type { ServiceStatus } from '../render/service-status.js';
 import type { DropCount } from '../sources/drops.js';
 import type { FormatName } from '../sources/formats/spec.js';
 import type { DerivedDetail, SourceHealth } from '../sources/health.js';

@@ -13,7 +13,7 @@ import { json, startHarness, type Harness } from '../support/harness.js';
 import { eventually, tempDir, writeRaw } from '../support/env.js';
 import { ZoneTime } from '../../src/domain/time.js';
 import { Buckets } from '../../src/history/ranges/buckets.js';
-import { HistoryResponse } from '../../src/http/schemas.js';
+import { HistoryResponse } from '../../src/http/endpoints/history/schema.js';
 import { openStream, ratesOf } from '../stream/sse-client.js';
 
 function assertMatches(schema: TSchema, body: unknown) {

@@ -12,7 +12,7 @@ import { ZoneTime } from '../../src/domain/time.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { RatesEngine } from '../../src/live/engine.js';
 import { RefreshTiers } from '../../src/live/refresh-tiers.js';
-import { computeStatus, renderStatus } from '../../src/render/status.js';
+import { computeStatus, renderStatus } from '../../src/render/service-status.js';
 import { SourceMonitor } from '../../src/sources/monitor.js';
 import { renderStatusPage } from '../../src/web/status-page.js';
 import { eventually, fileSources, tempDir, writeSource } from '../support/env.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { ZoneTime } from '../../src/domain/time.js';
-import { PUBLIC_ENDPOINTS, type ServiceStatus } from '../../src/render/status.js';
+import { PUBLIC_ENDPOINTS, type ServiceStatus } from '../../src/render/service-status.js';
 import type { SourceHealth } from '../../src/sources/monitor.js';
 import { NO_UNKNOWN_KEYS } from '../../src/sources/unknown-keys.js';
 import { PUBLIC_UNKNOWN_KEYS, renderStatusPage, sparkline, STATUS_STYLE } from '../../src/web/status-page.js';

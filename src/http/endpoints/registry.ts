@@ -3,7 +3,7 @@ import { SHARED_SCHEMAS } from '../schemas.js';
 import type { EndpointModule } from './module.js';
 import { endpoint as catalogue } from './catalogue/route.js';
 import { endpoint as detail } from './detail/route.js';
-import { endpoint as history } from './history.js';
+import { endpoint as history } from './history/route.js';
 import { endpoint as convert } from './convert/route.js';
 import { endpoint as jewellery } from './jewellery/route.js';
 import { endpoint as calendar } from './calendar/route.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { computeStatus, type ServiceStatus } from '../../render/status.js';
+import { computeStatus, type ServiceStatus } from '../../render/service-status.js';
 import { renderStatusPage } from '../../web/status-page.js';
 import type { AppDeps } from '../deps.js';
 import { NoQuery } from '../schemas.js';

@@ -7,7 +7,7 @@ import { resolveNames } from '../../../render/reference-keys.js';
 import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
 import { queryParams, type PathParamSpec } from '../../pipeline/params.js';
-import { historyCacheSeconds } from '../history.js';
+import { historyCacheSeconds } from '../history/route.js';
 import { endpointModule } from '../module.js';
 import { DetailResponse } from './schema.js';
 import { UNIT } from '../unit-param.js';

@@ -1,5 +1,5 @@
-import type { ServiceStatus } from '../../../render/status.js';
-import { renderStatus } from '../../../render/status.js';
+import type { ServiceStatus } from '../../../render/service-status.js';
+import { renderStatus } from '../../../render/service-status.js';
 import { secondsToBoundary } from '../../conditional.js';
 import type { AppDeps } from '../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';

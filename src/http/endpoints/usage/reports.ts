@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../../../domain/errors.js';
 import { okHead } from '../../../render/envelope.js';
-import { buildUsageReport } from '../../../render/usage.js';
+import { buildUsageReport } from '../../../render/usage-report.js';
 import { ERROR_LOG_DAYS, type UsageErrorEntry } from '../../../store/usage-repository.js';
 import type { AppDeps } from '../../deps.js';
 import type { EndpointContext } from '../module.js';

@@ -6,7 +6,7 @@ import { withinWindow } from '../../../../history/ranges/range-query.js';
 import type { AppDeps } from '../../../deps.js';
 import { keyedEndpoint, type KeyedEndpoint } from '../../../pipeline/endpoint.js';
 import { queryParams } from '../../../pipeline/params.js';
-import { historyCacheSeconds } from '../../history.js';
+import { historyCacheSeconds } from '../../history/route.js';
 import { endpointModule } from '../../module.js';
 import { NavasanOhlcResponse, NavasanCandleSchema } from './schema.js';
 import { COMPAT_DOC } from '../doc.js';

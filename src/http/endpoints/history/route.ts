@@ -1,18 +1,18 @@
-import { ApiError } from '../../domain/errors.js';
-import { KEY_PATTERN } from '../../domain/reference.js';
-import { RIAL_CURRENCY } from '../../domain/units.js';
-import { INTERVALS } from '../../history/ranges/buckets.js';
-import { parseHistoryRange, withinWindow } from '../../history/ranges/range-query.js';
-import { resolveOne } from '../../render/reference-keys.js';
-import { HistoryAnswers } from '../../history/answers/history-answers.js';
-import { matchesEtag, secondsToBoundary } from '../conditional.js';
-import type { AppDeps } from '../deps.js';
-import { acceptedEncoding } from '../encoding.js';
-import { keyedEndpoint, type KeyedEndpoint } from '../pipeline/endpoint.js';
-import { queryParams } from '../pipeline/params.js';
-import { CandleSchema, HistoryResponse } from '../schemas.js';
-import { endpointModule } from './module.js';
-import { UNIT } from './unit-param.js';
+import { ApiError } from '../../../domain/errors.js';
+import { KEY_PATTERN } from '../../../domain/reference.js';
+import { RIAL_CURRENCY } from '../../../domain/units.js';
+import { INTERVALS } from '../../../history/ranges/buckets.js';
+import { parseHistoryRange, withinWindow } from '../../../history/ranges/range-query.js';
+import { resolveOne } from '../../../render/reference-keys.js';
+import { HistoryAnswers } from '../../../history/answers/history-answers.js';
+import { matchesEtag, secondsToBoundary } from '../../conditional.js';
+import type { AppDeps } from '../../deps.js';
+import { acceptedEncoding } from '../../encoding.js';
+import { keyedEndpoint, type KeyedEndpoint } from '../../pipeline/endpoint.js';
+import { queryParams } from '../../pipeline/params.js';
+import { CandleSchema, HistoryResponse } from './schema.js';
+import { endpointModule } from '../module.js';
+import { UNIT } from '../unit-param.js';
 
 /** A range that ended this long ago is settled: every candle in it has been written. */
 const SETTLED_MS = 60_000;
