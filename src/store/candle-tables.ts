@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type Sqlite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { GRAINS, type Candle, type Grain, type StoredCandle } from '../domain/candle.js';
-import { SQLITE_BULK_PACING } from './db.js';
+import { SQLITE_BULK_PACING, type RangeReads } from './db.js';
 import type { Database, HistoryCandlesTable } from './tables.js';
 
 const TABLES = { minute: 'history_minute', hour: 'history_hour', day: 'history_day' } as const;
@@ -49,19 +49,6 @@ const COLUMNS = ['start', 'open', 'high', 'low', 'close', 'points', 'source', 'c
 
 /** PostgreSQL locks rows, not the database: a bulk writer's transactions may be longer, and need no pause. */
 const POSTGRES_BULK_TRANSACTION_MS = 250;
-
-/**
- * SQLite range reads done off this thread: the server's read threads
- * (src/history/ranges/read-threads.ts), given to the store as it opens
- * (`rangeThreads`), since the synchronous driver would otherwise hold the
- * event loop for the whole read.
- */
-export interface RangeReads {
-  read(table: string, reference: string, from: number, to: number): Promise<Candle[]>;
-  /** The last candle starting at or before `at` (`?at=`). */
-  lastAtOrBefore(table: string, reference: string, at: number): Promise<Candle | null>;
-  close(): Promise<void>;
-}
 
 /** The candle tables: written in batches by the recorder and the import, read by history queries. */
 export class HistoryRepository {

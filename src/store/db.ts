@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { Candle } from '../domain/candle.js';
 import Sqlite from 'better-sqlite3';
 import { Kysely, Migrator, sql, SqliteDialect } from 'kysely';
 import { createRequire } from 'node:module';
@@ -6,7 +7,6 @@ import type PgDriver from 'pg';
 import { StaticMigrationProvider } from './migrations.js';
 import { OneSchemaPostgresDialect } from './one-schema-introspector.js';
 import type { Dialect } from './dialect.js';
-import type { RangeReads } from './candle-tables.js';
 import type { Database } from './tables.js';
 import { sqliteFileIn } from './sqlite-file.js';
 
@@ -115,6 +115,19 @@ export async function migrate(connection: Connection): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
   }
+}
+
+/**
+ * SQLite range reads done off this thread: the server's read threads
+ * (src/history/ranges/read-threads.ts), given to the store as it opens
+ * (`rangeThreads`), since the synchronous driver would otherwise hold the
+ * event loop for the whole read.
+ */
+export interface RangeReads {
+  read(table: string, reference: string, from: number, to: number): Promise<Candle[]>;
+  /** The last candle starting at or before `at` (`?at=`). */
+  lastAtOrBefore(table: string, reference: string, at: number): Promise<Candle | null>;
+  close(): Promise<void>;
 }
 
 

@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import { AccountRepository } from './account-repository.js';
-import { connect, migrate, type Connection, type StoreOptions } from './db.js';
+import { connect, migrate, type Connection, type RangeReads, type StoreOptions } from './db.js';
 import { describeStoreError, redactUrl, StoreUnavailableError } from './store-errors.js';
 import { StoreHealth } from './store-health.js';
-import { HistoryRepository, type RangeReads } from './candle-tables.js';
+import { HistoryRepository } from './candle-tables.js';
 import { KeyRepository } from './key-repository.js';
 import { ManualPriceRepository } from './manual-price-repository.js';
 import { MarketCalendarRepository } from './market-calendar-repository.js';

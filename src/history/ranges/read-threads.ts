@@ -1,5 +1,5 @@
 import type { Candle } from '../../domain/candle.js';
-import type { RangeReads } from '../../store/candle-tables.js';
+import type { RangeReads } from '../../store/db.js';
 import { isCarriedStoreError, storeErrorOf } from '../../store/store-errors.js';
 import type { LastTask, RangeTask } from './read-worker.js';
 import { ThreadPool } from '../../threads/pool.js';
