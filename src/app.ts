@@ -48,7 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const rawPath = createRawPath(pipeline, endpoints);
   const spellings = new Map(endpoints.flatMap((endpoint) => (endpoint.spellings ?? []).map((spelling) => [spelling, endpoint.path] as const)));
   const app = Fastify({
-    // The endpoints marked raw (detail, catalogue, webservice feed) are answered before Fastify's routing when they can be (see pipeline/raw.ts).
+    // The endpoints marked raw (detail, catalogue, webservice) are answered before Fastify's routing when they can be (see pipeline/raw.ts).
     serverFactory: (handler) => {
       const onRequest = (request: IncomingMessage, response: ServerResponse) => {
         if (!rawPath(request, response)) handler(request, response);

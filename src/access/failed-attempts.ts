@@ -1,6 +1,6 @@
-/** Counts failed-key (401) answers per client address; past the allowance, failing requests get 429. */
+/** Counts failed-key (401) answers per client address; past the limit, failing requests get 429. */
 export interface FailedKeyThrottle {
-  /** Count one failure; returns the seconds to wait when the address is over its allowance, else 0. */
+  /** Count one failure; returns the seconds to wait when the address is over its limit, else 0. */
   record(address: string, now: number): number;
 }
 
@@ -16,7 +16,7 @@ export class FailedAttempts implements FailedKeyThrottle {
 
   constructor(private readonly perMinute = 30) {}
 
-  /** Count one failure; returns the seconds to wait when the address is over its allowance, else 0. */
+  /** Count one failure; returns the seconds to wait when the address is over its limit, else 0. */
   record(address: string, now: number): number {
     if (now >= this.nextSweep) this.sweep(now);
     let window = this.windows.get(address);

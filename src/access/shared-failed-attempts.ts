@@ -20,10 +20,10 @@ interface AddressWindow {
  * The failed-key throttle shared by every node: each node counts locally and
  * answers at once, adds its new failures to the address's shared minute
  * counter every 100 ms, and takes the shared total from the reply. It is a
- * throttle, so approximate is enough: an address gets at most its allowance
+ * throttle, so approximate is enough: an address gets at most its limit
  * plus what other nodes count for it between two of their flushes (about
  * 100 ms of its failures there) before every node answers 429. While Redis is
- * away each node counts alone (the allowance then holds per node) and sends
+ * away each node counts alone (the limit then holds per node) and sends
  * what it counted when Redis is back.
  */
 export class SharedFailedAttempts implements FailedKeyThrottle {

@@ -129,7 +129,7 @@ export function serialiseRate(rate: Rate, time: RateTime): string {
 }
 
 /**
- * The webservice feed's entry for a rate, with the Jalali date of its update. Old
+ * The webservice endpoint's entry for a rate, with the Jalali date of its update. Old
  * boards read a fixed shape, so `stale_seconds` is always there (null while fresh).
  */
 export function serialiseWebserviceEntry(rate: Rate, time: RateTime): string {

@@ -49,7 +49,7 @@ export interface Reference {
   /**
    * A generous band of plausible values (inclusive), in the reference's own
    * currency and per: a value outside it (a gold coin at 0.3 rial, 1e300) is a
-   * broken feed, not a market move, and is never served. Null when the
+   * broken source, not a market move, and is never served. Null when the
    * catalogue gives none. Internal: never in a response.
    */
   min: number | null;

@@ -97,7 +97,7 @@ export class ZoneTime {
   }
 
   /**
-   * Epoch ms of a wall-clock time in the zone (a feed's naive local time).
+   * Epoch ms of a wall-clock time in the zone (a document's naive local time).
    * The offset is looked up at a first guess and again at the instant it
    * gives, so a time just after a change of offset lands right; a time that
    * does not exist (skipped by a spring-forward) reads as the instant after.

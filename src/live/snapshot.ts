@@ -6,7 +6,7 @@ import type { SourceState } from '../sources/monitor.js';
 export interface PreparedRate {
   readonly rate: Rate;
   readonly json: string;
-  /** The entry of the webservice per-user feed: `{"title","value","unit",…,"date_jalali"}`. */
+  /** The entry of the webservice endpoint (one account's list): `{"title","value","unit",…,"date_jalali"}`. */
   readonly webservice: string;
   readonly hash: number;
   /** The same rate shown in toman (itself when the price is not in rial): prepared on first use, then kept. */

@@ -81,7 +81,7 @@ export interface RuntimeOptions {
  * else. Nothing listens yet.
  *
  *   ingest (roles `all`, `ingest`): sources → monitor → engine → bus, while this node leads
- *   serve (roles `all`, `api`):      bus → snapshot tiers → HTTP
+ *   serve (roles `all`, `api`):      bus → refresh tiers → HTTP
  *
  * Without Redis the bus, lease, limiter and notices are in-process twins:
  * one process leads and serves, exactly as a single server always did.

@@ -1,7 +1,7 @@
 /**
  * Why an item of a source document was dropped rather than served. A fixed
  * set of codes: the status pages, the log and `expand=sources` name the
- * kind of problem, never the feed's own text (a price written "N/A" is shown
+ * kind of problem, never the document's own text (a price written "N/A" is shown
  * as `not_a_number`, not as "N/A").
  */
 export const DROP_REASONS = ['no_match', 'several_matches', 'not_a_number', 'bad_grouping', 'mixed_digits', 'not_positive', 'bad_time', 'ahead', 'no_currency', 'bad_row'] as const;
@@ -26,7 +26,7 @@ export const DROP_REASON_TEXT: Record<DropReason, string> = {
 export interface DropCount {
   reason: DropReason;
   count: number;
-  /** The first source keys dropped for it: only keys the config or the catalogue names, never one only the feed wrote. */
+  /** The first source keys dropped for it: only keys the config or the catalogue names, never one only the document wrote. */
   source_keys: readonly string[];
 }
 

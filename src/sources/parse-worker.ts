@@ -63,7 +63,7 @@ function refusalOf(error: unknown, language: string): ParseRefusal {
 /**
  * The parser's own words, up to any colon: what follows one often quotes the
  * document (a tag, a line of it), and the public status page shows no text
- * of a feed.
+ * of a document.
  */
 function parserReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

@@ -14,7 +14,7 @@ export const NO_TIME = Number.NaN;
 
 /** Items read but not kept (their key is no catalogue source key): enough to count them, name a few, and date the document as if they were. */
 export class OtherItems {
-  /** Unusable ones by reason; their keys are never named (the feed wrote them, not the config). */
+  /** Unusable ones by reason; their keys are never named (the document wrote them, not the config). */
   readonly drops = new DropTally();
   /** Usable items dated by the document (or the fallback time). */
   undated = 0;

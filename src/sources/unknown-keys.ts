@@ -1,7 +1,7 @@
 /**
  * Item keys of a source document that no catalogue reference reads: a typo
  * (`usd_fre`), a key renamed upstream, or items meant for someone else. They
- * are skipped, so without a count a misspelt feed would look healthy.
+ * are skipped, so without a count a misspelt document would look healthy.
  */
 export interface UnknownKeys {
   /** Items whose key matches no reference (a key repeated in one document counts each time). */
@@ -10,7 +10,7 @@ export interface UnknownKeys {
   sample: readonly string[];
 }
 
-/** Keys named at most, per source: a hostile feed of a million keys costs no more than this. */
+/** Keys named at most, per source: a hostile document of a million keys costs no more than this. */
 export const UNKNOWN_KEY_SAMPLE = 20;
 /** A named key is cut to this many characters (a catalogue key has at most 64). */
 export const UNKNOWN_KEY_CHARS = 64;

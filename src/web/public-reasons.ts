@@ -74,7 +74,7 @@ export function publicReasons(error: string | null): PublicReason[] {
   return reasons.filter((reason, i) => reasons.findIndex((r) => r.en === reason.en) === i);
 }
 
-/** Why items were dropped, as the public may see it: the kind of problem, never the feed's text nor its keys. */
+/** Why items were dropped, as the public may see it: the kind of problem, never the document's text nor its keys. */
 const DROP_REASONS: Record<DropReason, PublicReason> = {
   no_match: { fa: 'مسیر به مقداری نرسید', en: 'path matched nothing' },
   several_matches: { fa: 'مسیر به بیش از یک مقدار رسید', en: 'path matched several values' },

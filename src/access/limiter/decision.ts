@@ -22,7 +22,7 @@ const MINUTE_MS = 60_000;
  *
  * So the name does not flip from one answer to the next: admissions take one
  * from both windows, which leaves the comparison as it was, and each new
- * minute moves it only towards the minute (the minute's allowance refills by
+ * minute moves it only towards the minute (the minute's limit refills by
  * what was used, the minutes to come drop by one full limit). A day named
  * binds until a window is spent or the day's rest can no longer run out; then
  * the minute is named until midnight.

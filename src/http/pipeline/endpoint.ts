@@ -18,7 +18,7 @@ export interface PreparedAnswer {
   headers?: readonly string[];
 }
 
-/** A body built for this request (history, a past moment, status, usage, the webservice feed). */
+/** A body built for this request (history, a past moment, status, usage, the webservice endpoint). */
 export interface RenderedAnswer {
   body: string | Buffer;
   /** null: the answer is of this moment only: no ETag, `private, no-cache`. */

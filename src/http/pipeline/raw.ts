@@ -6,7 +6,7 @@ import { readExchange } from './exchange.js';
 import { serveKeyed, type Pipeline } from './keyed.js';
 
 /**
- * The keyed endpoints marked `raw` (detail, the catalogue and the webservice feed: what boards and
+ * The keyed endpoints marked `raw` (detail, the catalogue and the webservice endpoint: what boards and
  * apps poll all day) answered straight on node:http, before Fastify routes
  * them, through the same pipeline as the Fastify adapter, minus the
  * framework's per-request machinery. Anything outside the plain case (another

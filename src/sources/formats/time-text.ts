@@ -8,7 +8,7 @@ import { isCalendarDate, parseIsoDateTime, type ZoneTime } from '../../domain/ti
  * March 1973, so no current time can be read both ways.
  */
 export const UNIX_MS_FROM = 100_000_000_000;
-/** Milliseconds past this (the year 2286) are no time a feed means (microseconds, say): unreadable. */
+/** Milliseconds past this (the year 2286) are no time a document means (microseconds, say): unreadable. */
 const UNIX_MS_BELOW = 10_000_000_000_000;
 /** A date whose year is below this is a Solar Hijri (Jalali) date: 1405 is this decade there, and no price of 1405 AD is quoted. */
 const JALALI_BELOW = 1700;
@@ -18,7 +18,7 @@ const UNIX = /^\d+(?:\.\d+)?$/;
 const LOCAL = /^(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?:(?:[ T]|, ?)(\d{1,2}):(\d{2})(?::(\d{2})(\.\d{1,3})?)?)?$/;
 
 /**
- * A time as feeds write it, as epoch ms, or null when it cannot be read:
+ * A time as documents write it, as epoch ms, or null when it cannot be read:
  * - unix seconds or milliseconds, as a number or digits (told apart by
  *   magnitude, see UNIX_MS_FROM); fractions of a second are kept;
  * - ISO 8601 with `Z` or an offset;
