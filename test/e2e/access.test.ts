@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import Sqlite from 'better-sqlite3';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
 import {
@@ -309,8 +310,19 @@ describe('access control end to end (server and CLI in separate processes)', { t
   });
 
   it('no plaintext key in the data directory (including the SQLite WAL) or in the server output', async () => {
-    // Let the server's metering flush (last-used times) land in the WAL first.
-    await sleep(1200);
+    // Let the server's metering flush (last-used times) land in the WAL first: a request with a key, then that
+    // key's last-used time written by the server (read from the WAL by a read-only connection of the test's own).
+    const lastUsed = () => {
+      const db = new Sqlite(join(dataDir, 'nerkh.sqlite'), { readonly: true });
+      try {
+        return (db.prepare('select last_used_at from api_keys where id = ?').get(keys.prouser!.id) as { last_used_at: number | null } | undefined)?.last_used_at ?? null;
+      } finally {
+        db.close();
+      }
+    };
+    const usedBefore = lastUsed();
+    assert.equal((await get(server.base, '/v1/status', keys.prouser!.key)).status, 200);
+    await pollUntil(async () => lastUsed(), (at) => at !== null && (usedBefore === null || at > usedBefore), 5000);
     const files = filesUnder(dataDir).map((file) => basename(file));
     assert.ok(files.includes('nerkh.sqlite'), `data dir holds ${files.join(', ')}`);
     assert.ok(files.some((file) => file.endsWith('-wal')), `a WAL file to scan: ${files.join(', ')}`);

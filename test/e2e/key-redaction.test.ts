@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Store } from '../../src/store/store.js';
 import { tempDir, writeSource } from '../support/env.js';
-import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, cliOkEach, filesContaining, startServer, type ServerProcess } from './access-helpers.js';
+import { assertBuilt, catalogueSourceKeys, cliJson, cliOk, cliOkEach, filesContaining, pollUntil, startServer, type ServerProcess } from './access-helpers.js';
 
 interface Answer {
   status: number;
@@ -235,9 +235,8 @@ describe('no key in the log, the usage error log, the metrics or the store (a re
       leaks(usage.text, `${username}'s usage error log`);
     }
     // ...and as the operator's command reads it from the store, once the meter has written it (twice a second).
-    await new Promise((resolve) => setTimeout(resolve, 1200));
     for (const username of ['main', 'tiny', 'shop', 'basic']) {
-      const usage = await cliJson<{ errors: { path: string }[] }>(env, ['usage', username, '--days', '1']);
+      const { value: usage } = await pollUntil(() => cliJson<{ errors: { path: string }[] }>(env, ['usage', username, '--days', '1']), (read) => read.errors.length > 0, 5000, 100, (read) => JSON.stringify(read).slice(0, 300));
       assert.ok(usage.errors.length > 0, `${username} has errors logged`);
       leaks(JSON.stringify(usage), `${username}'s usage error log (nerkh usage)`);
     }

@@ -117,7 +117,14 @@ describe('e2e: a manual source set with `nerkh prices`, one server on SQLite', (
         ['usd_free', '1000500'],
       ],
     );
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Once the server holds the desk's price (a candidate behind the feed), the feed is still the one served.
+    await pollUntil(
+      () => get(server!.base, '/v1/rates/usd_free?expand=sources', key),
+      (r) => (r.json as { rates?: { sources?: { name: string; value: number | null }[] }[] }).rates?.[0]?.sources?.some((s) => s.name === 'desk' && s.value === 1_000_500) === true,
+      5000,
+      50,
+      (r) => r.text.slice(0, 600),
+    );
     const usd = await rate('usd_free');
     assert.deepEqual([usd.source, usd.value], ['feed', 1_000_000]);
   });

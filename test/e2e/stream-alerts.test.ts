@@ -17,7 +17,7 @@ import type { EventSourceMessage } from 'eventsource-parser';
 import { Store } from '../../src/store/store.js';
 import { eventually, tempDir, writeRaw } from '../support/env.js';
 import { openStream, ratesOf, type SseStream } from '../stream/sse-client.js';
-import { assertBuilt, cleanEnv, cliOk, get, pollUntil, sleep, startServer, type ServerProcess } from './helpers.js';
+import { assertBuilt, cleanEnv, cliOk, get, pollUntil, startServer, type ServerProcess } from './helpers.js';
 
 assertBuilt();
 
@@ -112,7 +112,10 @@ describe('stream alerts with a real nerkh serve', () => {
 
   it('a crossing sends one alert within one refresh interval; staying true none; false then true a second', async (t) => {
     const stream = await open('keys=usd_free,eur_free&alerts=usd>1000500');
-    await sleep(REFRESH_SECONDS * 1000 + 300);
+    // An alert follows the rates event it comes from: once a later one (a value still under the threshold) has
+    // arrived, an alert on the snapshot at open would have too.
+    write('1000100');
+    await ratesAt(stream, 1000100);
     assert.deepEqual(alertsIn(stream), [], 'false at the snapshot: no alert');
 
     const crossedAt = write('1000600.5');
@@ -130,7 +133,9 @@ describe('stream alerts with a real nerkh serve', () => {
 
     write('1000700');
     await ratesAt(stream, 1000700);
-    await sleep(REFRESH_SECONDS * 1000);
+    // A later rates event, the rule still true: an alert on 1000700 would have come before it.
+    write('1000750');
+    await ratesAt(stream, 1000750);
     assert.equal(alertsIn(stream).length, 1, 'still true: no second alert');
 
     write('1000400');

@@ -18,7 +18,7 @@ import { tempDir } from '../support/env.js';
 import { freshDatabase, type TestDatabase } from '../support/postgres.js';
 import { needs, REDIS_URL } from '../support/services.js';
 import { Cluster, startNodes } from './cluster.js';
-import { assertBuilt, cliOk, get, minuteStartClock, pollUntil, sleep, startServer, type ServerProcess } from './helpers.js';
+import { assertBuilt, cliOk, get, minuteStartClock, pollUntil, startServer, type ServerProcess } from './helpers.js';
 import { writeUsageConfig } from './usage-rig.js';
 
 assertBuilt();
@@ -99,16 +99,41 @@ function expected(accountId: string, tally: Map<string, number>, minute: number)
   return out.sort((a, b) => a.service.localeCompare(b.service));
 }
 
+/** The application name of the test's own connections to a database, which `tableWrites` does not wait for. */
+const TEST_APP = 'nerkh-test-reader';
+
+/** `url` for the test's own store: its connections carry TEST_APP. */
+function testUrl(url: string): string {
+  const withName = new URL(url);
+  withName.searchParams.set('application_name', TEST_APP);
+  return withName.toString();
+}
+
 /**
  * Rows inserted or updated in `usage_errors` of the database at `url`, as
- * PostgreSQL's statistics count them once the writers have exited (their
- * backends report on exit): read until it reaches `least`, then once more a
- * little later, so that nothing reported late is missed.
+ * PostgreSQL's statistics count them once the writers have exited: read until
+ * it reaches `least`, and until every writer's backend has left
+ * pg_stat_activity. A backend reports its statistics as it exits, before it
+ * leaves pg_stat_activity (PostgreSQL 15 and later keep them in shared
+ * memory), so nothing can be reported late after that: one more read is the
+ * final count, with no fixed wait for stragglers.
  */
 async function tableWrites(url: string, least: number): Promise<number> {
   await pollUntil(() => readTableWrites(url), (n) => n >= least, 3000);
-  await sleep(1200);
+  await pollUntil(() => writerBackends(url), (n) => n === 0, 5000, 50);
   return readTableWrites(url);
+}
+
+/** Backends on `url`'s database other than this query's and the test's own store's. */
+async function writerBackends(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(`select count(*) as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name is distinct from $1`, [TEST_APP]);
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
 }
 
 async function readTableWrites(url: string): Promise<number> {
@@ -139,7 +164,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       dir.cleanup();
     });
 
-    const openStore = () => Store.open({ databaseUrl: database?.url ?? null, dataDir: join(dir.path, 'var') });
+    const openStore = () => Store.open({ databaseUrl: database ? testUrl(database.url) : null, dataDir: join(dir.path, 'var') });
 
     it(`${REFUSALS} refusals per account within a minute (429 over the limit, 403 suspended): one entry per service and error, every refusal counted, each entry written once`, async (t) => {
       const store = await openStore();
@@ -160,8 +185,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         assert.equal((spent.get('detail 429 RATE_LIMIT_EXCEEDED') ?? 0) + (spent.get('catalogue 429 RATE_LIMIT_EXCEEDED') ?? 0), REFUSALS - 5, JSON.stringify([...spent]));
         assert.deepEqual(Object.fromEntries(suspended), { 'detail 403 SERVICE_NOT_ACTIVE': REFUSALS / 2, 'catalogue 403 SERVICE_NOT_ACTIVE': REFUSALS / 2 });
 
-        // Three flushes later, still within the minute: every request is counted, and the log holds nothing of this minute yet.
-        await sleep(1500);
+        // Once a flush has written every request, still within the minute: the log holds nothing of this minute yet
+        // (the refusals' counts and any error entry due go out in the same batch, so a per-refusal write would show).
+        await pollUntil(() => store.usage.total(ids.spender!), (total) => total.ok + total.errors === REFUSALS, 5000);
+        await pollUntil(() => store.usage.total(ids.banned!), (total) => total.ok + total.errors === REFUSALS, 5000);
         assert.equal(minuteOf(clock.now()), minute, `the burst (${burstMs} ms) and this check fit in one minute`);
         assert.deepEqual(await store.usage.total(ids.spender!), { ok: 5, errors: REFUSALS - 5 });
         assert.deepEqual(await store.usage.total(ids.banned!), { ok: 0, errors: REFUSALS });
@@ -204,7 +231,7 @@ describe('two nodes folding the same minute add up to one entry (PostgreSQL and 
     assert.ok(REDIS_URL, 'NERKH_TEST_REDIS_URL must be set: two nodes share their limits through Redis');
     const databaseUrl = await cluster.createDatabase();
     writeConfig(cluster.dir.path);
-    const store = await Store.open({ databaseUrl, dataDir: cluster.dir.path });
+    const store = await Store.open({ databaseUrl: testUrl(databaseUrl), dataDir: cluster.dir.path });
     try {
       const { keys, ids } = await makeAccounts(store);
       // The nodes' clock starts a minute: the refusals and the shutdown fall within it.

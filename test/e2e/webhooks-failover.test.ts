@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { writeRaw } from '../support/env.js';
 import { needs } from '../support/services.js';
 import { Cluster, leaderAmong } from './cluster.js';
-import { assertBuilt, cliOk, get, pollUntil, sleep, type ServerProcess } from './helpers.js';
+import { assertBuilt, cliOk, get, pollUntil, type ServerProcess } from './helpers.js';
 import { WebhookReceiver, type Received } from './webhook-receiver.js';
 
 const services = needs('postgres', 'redis');
@@ -39,6 +39,23 @@ describe('webhooks on two nodes with a leader killed', services, () => {
   const delivered = (requests: Received[]) => requests.filter((r) => r.answered === 200);
   const waitFor = (done: (list: Received[]) => boolean, timeoutMs: number) =>
     pollUntil(async () => receiver.on('/a'), done, timeoutMs, 50, (list) => JSON.stringify(list.map((r) => [r.id, r.answered])));
+  /**
+   * The marker endpoint (account "mark", added after /a) fires one of its rules on a snapshot: the leader
+   * evaluates every endpoint on each snapshot and queues what they fire in one write, so once the marker's alert
+   * for `value` arrives, /a was evaluated on that snapshot too, and whatever it fired on it or before was queued
+   * with it or earlier. A positive event to check "nothing else" against, instead of a fixed wait.
+   */
+  const MARK = { below: 'usd_free<1000500', above: 'usd_free>1000650', higher: 'usd_free>1000750', highest: 'usd_free>1000805' };
+  const marked = (rule: string, value: number) =>
+    pollUntil(
+      async () => receiver.on('/m'),
+      (list) => list.some((r) => r.event?.data.rule === rule && r.event.data.value === value),
+      8000,
+      50,
+      (list) => JSON.stringify(list.map((r) => [r.event?.data.rule, r.event?.data.value])),
+    );
+  const served = (node: ServerProcess, value: number) =>
+    pollUntil(() => get(node.base, '/v1/rates/usd_free', key), (r) => (r.json as { rates?: { value: number }[] }).rates?.[0]?.value === value, 8000, 50, (r) => r.text.slice(0, 300));
 
   before(async () => {
     await cluster.createDatabase();
@@ -50,6 +67,9 @@ describe('webhooks on two nodes with a leader killed', services, () => {
     key = (JSON.parse((await cli('keys', 'issue', 'alice', '--json')).stdout) as { key: string }).key;
     const added = JSON.parse((await cli('webhooks', 'add', 'alice', receiver.url('/a'), '--rule', 'usd_free>1000500', '--json')).stdout) as { secret: string };
     receiver.expect('/a', added.secret);
+    await cli('accounts', 'add', 'mark', '--plan', 'enterprise');
+    const mark = JSON.parse((await cli('webhooks', 'add', 'mark', receiver.url('/m'), ...Object.values(MARK).flatMap((rule) => ['--rule', rule]), '--json')).stdout) as { secret: string };
+    receiver.expect('/m', mark.secret);
   });
 
   after(async () => {
@@ -61,19 +81,23 @@ describe('webhooks on two nodes with a leader killed', services, () => {
     const { value: shown } = await pollUntil(() => status(nodes[0]!), (s) => s?.nodes?.length === 2 && leaderAmong(s.nodes, nodes) !== undefined, 10_000, 100);
     const leader = leaderAmong(shown.nodes, nodes)!;
     const follower = nodes.find((node) => node !== leader)!;
-    // The endpoint was added after the nodes started: the leader loads it within a second.
-    await sleep(1500);
+    // The endpoints were added after the nodes started: the leader loads them within a second; the marker, added
+    // after /a, firing on 1000000 says /a is loaded.
+    await marked(MARK.below, 1000000);
 
     // Crossing 1: one delivery, though two nodes see every snapshot.
     write('1000600');
     await waitFor((list) => list.length >= 1, 5000);
-    await sleep(1500);
+    // A later snapshot on which /a's rule still holds: evaluated and sent by the leader, and served by the follower.
+    write('1000660');
+    await marked(MARK.above, 1000660);
+    await served(follower, 1000660);
     assert.deepEqual(receiver.on('/a').map((r) => r.answered), [200]);
 
     // Crossing 2 while the endpoint fails; the leader dies with the delivery pending.
     receiver.fixedStatus('/a', 503);
     write('1000400');
-    await sleep(1200);
+    await marked(MARK.below, 1000400);
     write('1000700');
     const { value: failing } = await waitFor((list) => list.length >= 2, 5000);
     const pendingId = failing[1]!.id;
@@ -83,17 +107,20 @@ describe('webhooks on two nodes with a leader killed', services, () => {
     receiver.fixedStatus('/a', null);
     await pollUntil(() => status(follower), (s) => s.nodes.some((n) => n.leader && n.id.includes(`-${follower.child.pid}-`)), 12_000, 100);
     await waitFor((list) => delivered(list).length >= 2, 15_000);
-    await sleep(2500);
+    // The new leader evaluates a later snapshot (with the states it took over) on which /a's rule still holds.
+    write('1000760');
+    await marked(MARK.higher, 1000760);
     const afterTakeover = receiver.on('/a');
     assert.deepEqual(delivered(afterTakeover).map((r) => r.id), [afterTakeover[0]!.id, pendingId], 'the pending delivery, sent by the new leader under its id');
     assert.equal(new Set(afterTakeover.map((r) => r.id)).size, 2, 'the crossing that still holds is not fired again by the new leader');
 
     // Crossing 3, from the new leader alone.
     write('1000300');
-    await sleep(1200);
+    await marked(MARK.below, 1000300);
     write('1000800');
     await waitFor((list) => delivered(list).length >= 3, 5000);
-    await sleep(1500);
+    write('1000810');
+    await marked(MARK.highest, 1000810);
     const all = receiver.on('/a');
     for (const request of all) assert.equal(request.verifyError, null, `${request.id}: ${request.verifyError}`);
     const ids = delivered(all).map((r) => r.id);

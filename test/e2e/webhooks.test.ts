@@ -15,7 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir, writeRaw } from '../support/env.js';
-import { assertBuilt, cliOk, get, pollUntil, runCli, sleep, startServer, type ServerProcess } from './helpers.js';
+import { assertBuilt, cliOk, get, pollUntil, runCli, startServer, type ServerProcess } from './helpers.js';
 import { WebhookReceiver, type Received } from './webhook-receiver.js';
 
 assertBuilt();
@@ -69,6 +69,22 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     return requests;
   };
   const waitFor = (path: string, count: number, timeoutMs = 8000) => pollUntil(async () => receiver.on(path), (list) => list.length >= count, timeoutMs, 50, (list) => JSON.stringify(list.map((r) => [r.id, r.answered, r.event?.type])));
+  /**
+   * The marker endpoint (account "mark", added after alice's first endpoint) fires one of its rules on a
+   * snapshot: the producer evaluates every endpoint on each snapshot it takes and queues what they fire in one
+   * write, so once the marker's alert for `value` arrives, alice's endpoints were evaluated on that snapshot too
+   * and anything they fired on it, or before, was queued with it or earlier. A positive event to check "nothing
+   * else" against, instead of a fixed wait.
+   */
+  const MARK = { below: 'usd_free<1000500', above: 'usd_free>1000650', higher: 'usd_free>1000805', lowest: 'usd_free<998500' };
+  const marked = (rule: string, value: number) =>
+    pollUntil(
+      async () => receiver.on('/mark'),
+      (list) => list.some((r) => r.event?.data.rule === rule && r.event.data.value === value),
+      8000,
+      50,
+      (list) => JSON.stringify(list.map((r) => [r.event?.data.rule, r.event?.data.value])),
+    );
 
   before(async () => {
     await receiver.start();
@@ -82,6 +98,7 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     await cli('accounts', 'add', 'alice', '--plan', 'pro');
     await cli('accounts', 'add', 'bob', '--plan', 'basic');
     await cli('accounts', 'add', 'sam', '--plan', 'small');
+    await cli('accounts', 'add', 'mark', '--plan', 'pro');
   });
 
   after(async () => {
@@ -118,7 +135,9 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     assert.ok(id && secret, stdout);
     ok = { id, secret };
     receiver.expect('/ok', secret);
-    await sleep(1500);
+    // Added after /ok: once the marker fires on 1000000, /ok was loaded and evaluated below its threshold.
+    await add('mark', '/mark', ...Object.values(MARK).flatMap((rule) => ['--rule', rule]));
+    await marked(MARK.below, 1000000);
     assert.deepEqual(receiver.on('/ok'), [], 'below the threshold: nothing');
 
     const crossed = Date.now();
@@ -133,15 +152,17 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     assert.match(String(alert!.event!.data.at), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+03:30$/);
 
     write('1000700');
-    await sleep(1500);
+    await marked(MARK.above, 1000700);
     write('1000400');
-    await sleep(1500);
+    await marked(MARK.below, 1000400);
     assert.equal(receiver.on('/ok').length, 1, 'still true, then false: no delivery');
     write('1000800');
     const second = verified((await waitFor('/ok', 2, 5000)).value);
     assert.notEqual(second[1]!.id, second[0]!.id, 'a new crossing is a new delivery');
     assert.equal(second[1]!.event?.data.value, 1000800);
-    await sleep(1000);
+    // A later snapshot on which /ok's rule still holds, evaluated and sent: no second delivery for 1000800.
+    write('1000810');
+    await marked(MARK.higher, 1000810);
     assert.equal(receiver.on('/ok').length, 2);
   });
 
@@ -155,10 +176,16 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     // About 5 s, 30 s and 2 min between attempts, scaled by 0.01 (never sooner; the sender's poll may add some).
     const gaps = attempts.slice(1).map((a, i) => a.at - attempts[i]!.at);
     assert.ok(gaps[0]! >= 40 && gaps[1]! >= 250 && gaps[2]! >= 1000, `gaps ${gaps.join(', ')} ms`);
-    await sleep(1500);
-    assert.equal(receiver.on('/flaky').length, 4, 'delivered: no more attempts');
     // The log folds a minute's attempts of one outcome into one line with a count (the latest attempt's details).
-    const log = JSON.parse((await cli('webhooks', 'log', 'alice', '--json')).stdout) as { endpoint: string; delivery: string; attempt: number; status_code: number | null; outcome: string; count: number }[];
+    type Line = { endpoint: string; delivery: string; attempt: number; status_code: number | null; outcome: string; count: number };
+    // The 200 is recorded once the sender has its answer: wait for that line (the delivery then leaves the outbox).
+    const { value: log } = await pollUntil(
+      async () => JSON.parse((await cli('webhooks', 'log', 'alice', '--json')).stdout) as Line[],
+      (lines) => lines.some((line) => line.endpoint === flaky.id && line.outcome === 'delivered'),
+      8000,
+      100,
+    );
+    assert.equal(receiver.on('/flaky').length, 4, 'delivered: no more attempts');
     const lines = log.filter((line) => line.endpoint === flaky.id);
     const counted = (outcome: string) => lines.filter((line) => line.outcome === outcome).reduce((sum, line) => sum + line.count, 0);
     assert.deepEqual([counted('retrying'), counted('delivered')], [3, 1], JSON.stringify(lines));
@@ -175,11 +202,11 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     assert.equal(stale.event?.data.key, 'usd_free');
     assert.equal(stale.event?.data.value, 1000950);
     assert.ok(typeof stale.event?.data.stale_seconds === 'number' && stale.event.data.stale_seconds >= 3, JSON.stringify(stale.event?.data));
-    await sleep(1500);
-    assert.equal(receiver.on('/ok').length, 3, 'stale is sent once');
     write('1000960');
     feed(true);
     const recovered = verified((await waitFor('/ok', 4, 5000)).value)[3]!;
+    // The recovery is evaluated after every snapshot of the stale spell: a second rate.stale would have come before it.
+    assert.deepEqual(receiver.on('/ok').filter((r) => r.event?.type === 'rate.stale').map((r) => r.id), [stale.id], 'stale is sent once');
     assert.equal(recovered.event?.type, 'rate.recovered');
     assert.equal(recovered.event?.data.value, 1000960);
     assert.equal(recovered.event?.data.stale_since, stale.event?.data.stale_since);
@@ -198,7 +225,10 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     const all = verified((await waitFor('/hold', 2, 15_000)).value);
     assert.equal(all.at(-1)!.answered, 200);
     assert.deepEqual([...new Set(all.map((r) => r.id))], [first.id], 'the same delivery, nothing new');
-    await sleep(2500);
+    // A crossing of the marker's on a snapshot after the restart, while /hold's rule still holds: the restarted
+    // producer has evaluated /hold with the states it loaded, and its sender has gone past the pending delivery.
+    write('998000');
+    await marked(MARK.lowest, 998000);
     const after = receiver.on('/hold');
     assert.equal(after.filter((r) => r.answered === 200).length, 1, 'delivered once');
     assert.deepEqual([...new Set(after.map((r) => r.id))], [first.id], 'the rule that still holds after the restart is not fired again');

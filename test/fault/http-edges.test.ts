@@ -11,7 +11,7 @@ import { randomInt } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../support/env.js';
-import { assertBuilt, get, pollUntil, sleep, startServer, type ServerProcess } from '../e2e/helpers.js';
+import { assertBuilt, get, pollUntil, startServer, type ServerProcess } from '../e2e/helpers.js';
 import { contractViolations, exchange, type RawExchange } from './raw-http.js';
 import { HANG_MS } from '../support/deadline.js';
 
@@ -77,8 +77,11 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
     const closedAt: number[] = [];
     const answered: string[] = [];
     const sockets: Socket[] = [];
+    let connected = 0;
+    let trickled = 0;
     const trickle = setInterval(() => {
       for (const socket of sockets) if (!socket.destroyed) socket.write(`X-Slow-${Math.floor(Math.random() * 1e6)}: a\r\n`);
+      if (connected === SLOWLORIS_SOCKETS) trickled++;
     }, 1000);
     try {
       await Promise.all(
@@ -86,7 +89,10 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
           { length: SLOWLORIS_SOCKETS },
           (_, i) =>
             new Promise<void>((resolve) => {
-              const socket = connect(server.port, '127.0.0.1', () => socket.write(`GET /v1/rates/usd_free HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow-Start: ${i}\r\n`));
+              const socket = connect(server.port, '127.0.0.1', () => {
+                connected++;
+                socket.write(`GET /v1/rates/usd_free HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow-Start: ${i}\r\n`);
+              });
               sockets.push(socket);
               let text = '';
               socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
@@ -99,8 +105,9 @@ describe('HTTP edges against the real process', { timeout: 240_000 }, () => {
             }),
         ).concat(
           (async () => {
-            // The service goes on answering while the slow sockets hang on.
-            await sleep(3000);
+            // The service goes on answering while the slow sockets hang on: every one of them connected and
+            // trickling more headers (a round written after the last connected), not after a fixed 3 s.
+            await pollUntil(async () => trickled, (n) => n >= 1, 10_000, 50, (n) => `${connected} of ${SLOWLORIS_SOCKETS} connected, ${n} rounds`);
             const during = await get(server.base, `/v1/rates/usd_free`, demoKey);
             assert.equal(during.status, 200);
           })(),

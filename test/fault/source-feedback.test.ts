@@ -39,7 +39,7 @@ describe('feed feedback: unknown item keys and the cause of each HTTP failure, f
   const usdKey = readCatalogue().references.get('usd_free')!.source_key;
   const deskPath = join(dir.path, 'desk.json');
   /** The desk document: one real key, and the unknown ones given. */
-  const desk = (value: number, unknown: string[]) => `{"updated_at":"${new Date().toISOString()}","items":{"${usdKey}":${value}${unknown.map((key, i) => `,"${key}":${1000 + i}`).join('')}}}`;
+  const desk = (value: number, unknown: string[], at = new Date()) => `{"updated_at":"${at.toISOString()}","items":{"${usdKey}":${value}${unknown.map((key, i) => `,"${key}":${1000 + i}`).join('')}}}`;
   const level = Math.round(levels[usdKey]!);
 
   let server: ServerProcess | null = null;
@@ -51,7 +51,8 @@ describe('feed feedback: unknown item keys and the cause of each HTTP failure, f
 
   before(async () => {
     assertBuilt();
-    writeRaw(deskPath, desk(level, ['usd_fre', 'ir_fx_fre_eur']));
+    // Stamped a minute ago: a rewrite (stamped now) moves updated_at, which /v1/status shows to the second, at once.
+    writeRaw(deskPath, desk(level, ['usd_fre', 'ir_fx_fre_eur'], new Date(Date.now() - 60_000)));
 
     // A port nothing listens on: taken, then given back.
     const refusedPort = await freePort();
@@ -154,8 +155,7 @@ describe('feed feedback: unknown item keys and the cause of each HTTP failure, f
       [[40, 'source desk: 2 item keys match no reference: usd_fre, ir_fx_fre_eur']],
     );
     const before = (await sources()).get('desk')!.last_update;
-    // A second apart, so the document's updated_at (to the second on /v1/status) moves.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // The first document was stamped a minute ago: this one's updated_at (to the second on /v1/status) moves.
     writeRaw(deskPath, desk(level + 7, ['usd_fre', 'ir_fx_fre_eur']));
     await pollUntil(sources, (all) => all.get('desk')!.last_update !== before, 10_000);
     assert.equal(unknownKeyWarnings().length, 1, 'the same set again is not warned about');

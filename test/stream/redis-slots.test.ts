@@ -28,7 +28,9 @@ describe('stream slots in Redis', needs('redis'), () => {
     assert.equal(await two.acquire('acct', 's3', 2), false, 'the third stream, on either node, is refused');
     assert.equal(await one.acquire('other', 's4', 2), true, 'other accounts are counted apart');
     two.release('acct', 's2');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The release goes out on the second node's connection without being awaited; Redis answers a connection's
+    // commands in order, so once a ping sent after it on that connection is answered, the release is done.
+    assert.equal(await links[1]!.client.ping(), 'PONG');
     assert.equal(await one.acquire('acct', 's5', 2), true, 'a released slot is free on every node');
     clock.advance(SLOT_TTL_MS + 1);
     assert.equal(await two.acquire('acct', 's6', 2), true, 'slots not renewed in time have expired');

@@ -102,6 +102,8 @@ describe('GET /v1/stream', () => {
     assert.deepEqual(ratesOf(change).rates.map((rate) => [rate.key, rate.value]), [['usd_free', 1_234_567]], 'only the changed rate');
     assert.ok(Number(change.id) > Number(settled.id));
 
+    // A window, not a wait: on the manual clock the 6 s tier has no later event before its boundary to check
+    // against, and a later write would change what that boundary sends.
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.equal(slow.events.length, 1, 'the 6 s tier sees nothing before its boundary');
     assert.notEqual(await detailUsd(sixSeconds), 1_234_567, 'and neither does its detail endpoint');
@@ -173,8 +175,11 @@ describe('GET /v1/stream', () => {
       attempts++;
       return (await connect('/v1/stream', { 'x-api-key': key })).status === 200;
     }, 3000);
+    // The server has seen the close once its count of open streams drops: any usage a close counted is in by then.
+    const openStreams = async () => Number(/^nerkh_streams_open (\d+)$/m.exec((await harness.app.inject({ url: '/metrics' })).body)?.[1] ?? NaN);
+    const openBefore = await openStreams();
     b.close();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(async () => (await openStreams()) < openBefore, 5000, 10);
     const usage = await harness.app.inject({ url: '/v1/usage', headers: { 'x-api-key': key } });
     const stream = (json(usage).services as { service: string; requests: number }[]).find((entry) => entry.service === 'stream');
     assert.ok(stream, JSON.stringify(json(usage)));

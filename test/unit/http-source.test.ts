@@ -209,8 +209,10 @@ describe('HttpSourceReader', () => {
     // running (a thread's start, a second or two on a busy machine, is no part of the back-off).
     let failing = true;
     let polls = 0;
+    const polledAt: number[] = [];
     handler = (_req, res) => {
       polls++;
+      polledAt.push(Date.now());
       if (failing && polls > 1) {
         res.writeHead(503);
         res.end();
@@ -225,11 +227,13 @@ describe('HttpSourceReader', () => {
       await eventually(() => polls >= 10, 10_000, 20);
       assert.equal(monitor.health(Date.now())[0]!.state, 'degraded');
       const sinceStart = polls;
-      // Capped: a failing source is still probed about every 0.4 s, and never faster.
-      await new Promise((r) => setTimeout(r, 1500));
-      const probes = polls - sinceStart;
-      t.diagnostic(`${probes} probes in 1.5 s while failing (cap 0.4 s)`);
-      assert.ok(probes >= 2 && probes <= 5, `${probes} probes in 1.5 s with a 0.4 s cap`);
+      // Capped: a failing source is still probed (three more probes come, where the uncapped back-off would
+      // wait over 50 s, past the deadline), and never faster than every 0.4 s (a timer may fire a millisecond early).
+      await eventually(() => polls >= sinceStart + 3, 10_000, 10);
+      const times = polledAt.slice(sinceStart - 1, sinceStart + 3);
+      const gaps = times.slice(1).map((at, i) => at - times[i]!);
+      t.diagnostic(`gaps between probes while failing: ${gaps.join(', ')} ms (cap 0.4 s)`);
+      assert.ok(gaps.length === 3 && gaps.every((gap) => gap >= 395), `gaps ${gaps.join(', ')} ms with a 0.4 s cap`);
       failing = false;
       const recovered = Date.now();
       await eventually(() => monitor.health(Date.now())[0]!.state === 'active', 3000, 10);

@@ -289,10 +289,13 @@ describe('an HTTP source serving a document with no usable value', () => {
   let body = '';
   let etag = '';
   let handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Requests the upstream got. */
+  let asked = 0;
 
   before(async () => {
     // Honours If-None-Match as a real upstream would: 304 only when the client holds the current document.
     handler = (req, res) => {
+      asked++;
       if (req.headers['if-none-match'] === etag) {
         res.writeHead(304);
         res.end();
@@ -325,7 +328,9 @@ describe('an HTTP source serving a document with no usable value', () => {
     await eventually(() => health(monitor).state === 'degraded');
     assert.equal(health(monitor).error, 'no usable values (2 dropped)');
     // Several more polls: the refused document's ETag was not kept, so no 304 can pass it off as the good one.
-    await new Promise((r) => setTimeout(r, 400));
+    // A source is asked again only once its read before has ended: the fourth request says three were read.
+    const askedBefore = asked;
+    await eventually(() => asked >= askedBefore + 4, 5000, 10);
     assert.equal(health(monitor).state, 'degraded');
     assert.equal(items(monitor).get('x')?.raw, '101');
     const repeats = lines.filter((l) => l.msg.includes('read failed again'));

@@ -33,6 +33,18 @@ describe('webhook sender: giving up and disabling', () => {
     sender.wake();
     return id;
   };
+  /**
+   * A delivery to a healthy endpoint of another account, queued now and waited for until it is recorded
+   * delivered: the sender has read the outbox and finished what it started since this was called. The positive
+   * event the "nothing more" checks are made against, instead of a fixed wait.
+   */
+  let marks = 0;
+  const marker = async () => {
+    const id = `msg_mark${++marks}`;
+    await store.webhooks.apply([{ endpointId: 'wh_mark', subject: `rule:m${marks}`, from: null, to: 'fired', since: Date.now(), message: { id, type: 'rate.alert', body: `{"m":${marks}}` } }], null, Date.now());
+    sender.wake();
+    await eventually(async () => (await store.webhooks.delivery(id))?.state === 'delivered', 5000, 20);
+  };
 
   before(async () => {
     await receiver.start();
@@ -42,6 +54,9 @@ describe('webhook sender: giving up and disabling', () => {
     receiver.expect('/down', secret);
     receiver.fixedStatus('/down', 500);
     await store.webhooks.create({ id: 'wh_down', accountId, url: receiver.url('/down'), secret, rules: ['usd_free>1'], events: [] });
+    const markSecret = newSecret();
+    receiver.expect('/mark', markSecret);
+    await store.webhooks.create({ id: 'wh_mark', accountId: (await store.accounts.create('healthy', 'pro')).id, url: receiver.url('/mark'), secret: markSecret, rules: ['usd_free>1'], events: [] });
     sender = new WebhookSender({ webhooks: store.webhooks, time: new ZoneTime('Asia/Tehran'), logger: silent, timings, allowPrivate: true });
     sender.start();
   });
@@ -86,7 +101,8 @@ describe('webhook sender: giving up and disabling', () => {
     } finally {
       clearInterval(ticker);
     }
-    await sleep(300);
+    // Every attempt started before the disabling has ended and been recorded by the time a later one has.
+    await marker();
     const [endpoint] = await store.webhooks.list(accountId);
     const log = await store.webhooks.log(accountId, 1000);
     const disabled = log.filter((line) => line.outcome === 'disabled');
@@ -96,10 +112,10 @@ describe('webhook sender: giving up and disabling', () => {
     assert.ok(disabled[0]!.at - since >= timings.disableAfterMs, `disabled ${disabled[0]!.at - since} ms after the first failure`);
     // An attempt under way as it was disabled ends there: nothing after the disabling is left to retry.
     assert.ok(log.filter((line) => line.at >= disabled[0]!.at && line.outcome === 'retrying').length === 0, JSON.stringify(log.slice(0, 4)));
-    assert.ok((await store.webhooks.due(Date.now() + 86_400_000, 100)).length === 0);
+    assert.ok((await store.webhooks.due(Date.now() + 86_400_000, 100)).length === 0, 'nothing left due, ever');
     const count = receiver.on('/down').length;
     await queue();
-    await sleep(500);
+    await marker();
     assert.equal(receiver.on('/down').length, count, 'nothing is sent to a disabled endpoint');
 
     // Enabled again (`nerkh webhooks enable`), with the endpoint answering: what is queued from then on arrives.
@@ -110,5 +126,3 @@ describe('webhook sender: giving up and disabling', () => {
     assert.equal(receiver.on('/down').at(-1)!.id, id);
   });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
