@@ -58,4 +58,17 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  {
+    // A failing assert without a message makes Node rebuild the message from the call's source text, which
+    // for these TypeScript files (run through tsx) can take the test's whole deadline at full CPU: the failure
+    // then shows as a timeout, not as what failed. So every assert in a test says what it checks.
+    files: ['test/**/*.ts', 'src/**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.object.name='assert'][callee.property.name='ok'][arguments.length=1]", message: 'Give assert.ok a message: without one a failure can hang (see eslint.config.js).' },
+        { selector: "CallExpression[callee.name='assert'][arguments.length=1]", message: 'Give assert a message: without one a failure can hang (see eslint.config.js).' },
+      ],
+    },
+  },
 );

@@ -36,7 +36,7 @@ describe('Redis limiter when Redis goes away', needs('redis'), () => {
     await server.stop();
     nodes = await cluster(server.url, randomPrefix(), 3, undefined, undefined, false);
     const { limiters, links, clock } = nodes;
-    assert.ok(limiters.every((limiter) => !limiter.healthy));
+    assert.ok(limiters.every((limiter) => !limiter.healthy), 'limiters.every((limiter) => !limiter.healthy)');
     const answers = Array.from({ length: 90 }, (_, i) => limiters[i % 3]!.consume('k', spec, clock.now()));
     assert.ok(syncOnly(answers), 'no request waits on an unreachable Redis');
     const admitted = answers.filter((answer) => (answer as LimitDecision).allowed).length;
@@ -47,7 +47,7 @@ describe('Redis limiter when Redis goes away', needs('redis'), () => {
 
     await server.start();
     await Promise.all(links.map((link) => link.whenReady(5000)));
-    assert.ok(limiters.every((limiter) => limiter.healthy));
+    assert.ok(limiters.every((limiter) => limiter.healthy), 'limiters.every((limiter) => limiter.healthy)');
     // The 60 admitted while away are charged to the shared window: it stays spent.
     const raw = new Redis(server.url);
     try {

@@ -104,11 +104,11 @@ describe('Redis limiter across nodes', needs('redis'), () => {
     const burst = [1, 2, 3, 4].map(() => limiters[0]!.consume('fresh', spec, clock.now()));
     assert.ok(burst.every((answer) => answer instanceof Promise), 'credit is one request for a limit of 60 over 3 nodes');
     const settled = await Promise.all(burst);
-    assert.ok(settled.every((decision) => decision.allowed));
+    assert.ok(settled.every((decision) => decision.allowed), 'settled.every((decision) => decision.allowed)');
     // Once quota arrived, the key is answered at once again.
     await yieldToIo();
     const later = limiters[0]!.consume('fresh', spec, clock.now());
-    assert.ok(!(later instanceof Promise));
+    assert.ok(!(later instanceof Promise), '!(later instanceof Promise)');
   });
 
   it('a new minute starts a new window; the next minute\'s quota is taken before it starts', async () => {
@@ -119,7 +119,7 @@ describe('Redis limiter across nodes', needs('redis'), () => {
     const refused = first.decisions.at(-1)!;
     assert.equal(refused.allowed, false);
     assert.equal(refused.remaining, 0);
-    assert.ok(refused.retryAfterSeconds >= 1 && refused.retryAfterSeconds <= 60);
+    assert.ok(refused.retryAfterSeconds >= 1 && refused.retryAfterSeconds <= 60, 'refused.retryAfterSeconds >= 1 && refused.retryAfterSeconds <= 60');
 
     // The last second of the minute: a request makes each node take the next minute's first slice.
     clock.toSecond(59_000);
@@ -170,7 +170,7 @@ describe('Redis limiter across nodes', needs('redis'), () => {
       decisions.push(await limiters[i % 2]!.consume('headers', spec, clock.now()));
       await yieldToIo();
     }
-    assert.ok(decisions.every((d) => d.allowed && d.window === 'minute' && d.limit === 60));
+    assert.ok(decisions.every((d) => d.allowed && d.window === 'minute' && d.limit === 60), 'decisions.every((d) => d.allowed && d.window === \'minute\' && d.limit === 60)');
     const remaining = decisions.map((d) => d.remaining);
     assert.ok(remaining.at(-1)! <= 60 - 30 + 2 && remaining.at(-1)! >= 60 - 30 - 20, `remaining ${remaining.join(',')}`);
     // Hand every unused slice back: the counters then hold exactly what was admitted.
@@ -202,7 +202,7 @@ describe('Redis limiter across nodes', needs('redis'), () => {
       for (let round = 0; round < 12; round++) {
         for (const [k, key] of keys.entries()) {
           const answer = await limiters[(round + k) % 3]!.consume(key, spec, clock.now());
-          assert.ok(answer.allowed);
+          assert.ok(answer.allowed, 'answer.allowed');
           requests++;
         }
         await new Promise((r) => setTimeout(r, 20));

@@ -27,7 +27,7 @@ describe('SoleLeader (embedded)', () => {
     await lease.start();
     assert.equal(lease.isLeader, true);
     assert.equal(lease.leaderId, 'solo');
-    assert.ok(lease.token);
+    assert.ok(lease.token, 'lease.token');
   });
 });
 
@@ -86,7 +86,7 @@ describe('Redis leader lease', needs('redis'), () => {
     const watcher = await contender('watcher');
     const seen: number[] = [];
     watcher.bus.subscribe((shared) => seen.push(shared.snapshot.version));
-    assert.ok(await old.bus.publish(fixture.shared()));
+    assert.ok(await old.bus.publish(fixture.shared()), 'await old.bus.publish(fixture.shared())');
 
     clock.freeze();
     const frozenAt = Date.now();
@@ -95,7 +95,7 @@ describe('Redis leader lease', needs('redis'), () => {
     assert.ok(tookMs >= 3500, `took over after ${tookMs} ms, before the lease expired`);
     const next = successor.lease.isLeader ? successor : watcher;
     assert.ok(old.lease.isLeader, 'the frozen node still believes it leads');
-    assert.ok(old.lease.token);
+    assert.ok(old.lease.token, 'old.lease.token');
 
     const fresh = await next.bus.publish(fixture.shared());
     assert.ok(fresh, 'the new leader publishes');
@@ -109,7 +109,7 @@ describe('Redis leader lease', needs('redis'), () => {
     prefix = randomPrefix();
     const a = await contender('a');
     const b = await contender('b');
-    assert.ok(a.lease.isLeader);
+    assert.ok(a.lease.isLeader, 'a.lease.isLeader');
     await a.lease.close();
     assert.deepEqual(a.changes, [true, false]);
     await eventually(() => b.lease.isLeader, 1500, 20);

@@ -77,7 +77,7 @@ describe('bus parts through a Redis outage', needs('redis'), () => {
     assert.ok(Date.now() - started < HANG_MS, 'start does not wait for Redis');
     for (const node of nodes) {
       assert.equal(node.link.state, 'down');
-      assert.ok(!node.bus.healthy && !node.lease.healthy && !node.registry.healthy && !node.notices.healthy);
+      assert.ok(!node.bus.healthy && !node.lease.healthy && !node.registry.healthy && !node.notices.healthy, '!node.bus.healthy && !node.lease.healthy && !node.registry.healthy && !node.notices.healthy');
       assert.equal(node.lease.isLeader, false);
       assert.equal(node.bus.latest(), null);
       assert.equal(await node.bus.publish(fixture.shared()), null);
@@ -91,7 +91,7 @@ describe('bus parts through a Redis outage', needs('redis'), () => {
     const [leader] = leaders();
     await eventually(() => nodes.every((node) => node.registry.count() === 2), 3000);
     const published = await leader!.bus.publish(fixture.shared());
-    assert.ok(published);
+    assert.ok(published, 'published');
     await eventually(() => nodes.every((node) => node.versions.at(-1) === published.snapshot.version), 2000);
     await nodes[0]!.notices.notify('plans');
     await eventually(() => nodes.every((node) => node.heard.includes('plans')), 2000);
@@ -113,7 +113,7 @@ describe('bus parts through a Redis outage', needs('redis'), () => {
     await server.start();
     await eventually(() => nodes.every((node) => node.link.healthy) && leaders().length === 1, 5000);
     const published = await leaders()[0]!.bus.publish(fixture.shared());
-    assert.ok(published);
+    assert.ok(published, 'published');
     assert.ok(published.snapshot.version > highest, `version ${published.snapshot.version} after ${highest}`);
     await eventually(() => nodes.every((node) => node.versions.at(-1) === published.snapshot.version), 2000);
     for (const node of nodes) assert.deepEqual(node.versions, [...node.versions].sort((a, b) => a - b), 'never backwards');

@@ -49,7 +49,7 @@ describe('Redis snapshot bus', needs('redis'), () => {
     prefix = randomPrefix();
     const leader = await node('a', true);
     const follower = await node('b', false);
-    assert.ok(leader.lease!.isLeader);
+    assert.ok(leader.lease!.isLeader, 'leader.lease!.isLeader');
 
     const first = await leader.bus.publish(fixture.shared());
     assert.ok(first, 'published');

@@ -121,7 +121,7 @@ describe('an ingest process and an api process', needs('postgres', 'redis'), () 
     const admitted = statuses.filter((s) => s === 200 || s === 400).length;
     assert.ok(admitted >= 5 && admitted <= 6, `admitted ${admitted} of 8 (limit 5 + credit 1): ${statuses.join()}`);
     assert.equal(statuses.filter((s) => s === 429).length, 8 - admitted);
-    assert.ok(ok >= 1);
+    assert.ok(ok >= 1, 'ok >= 1');
     for (const answer of answers) assert.ok(answer.headers.get('ratelimit'), 'every answer carries the limit headers');
     await Promise.all(answers.map((a) => a.text()));
   });

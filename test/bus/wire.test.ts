@@ -71,7 +71,7 @@ describe('snapshot wire form', () => {
     const moved: SharedSnapshot = { ...shared, snapshot: { ...shared.snapshot, rates } };
     const second = decodeSnapshot(withVersion(2, encodeSnapshot(moved)), time, first);
     assert.notEqual(second.snapshot.rates.get('usd_free'), first.snapshot.rates.get('usd_free'));
-    assert.ok(second.snapshot.rates.get('usd_free')!.json.includes('"day_high":999999999999999999'));
+    assert.ok(second.snapshot.rates.get('usd_free')!.json.includes('"day_high":999999999999999999'), 'second.snapshot.rates.get(\'usd_free\')!.json.includes(\'"day_high":999999999999999999\')');
   });
 
   it('reads the version from the first bytes and refuses what is not a snapshot', () => {

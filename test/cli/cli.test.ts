@@ -221,13 +221,13 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
     try {
       const credentials = await store.keys.credentials();
       const found = credentials.find((c) => c.hash === hashKey(board.key));
-      assert.ok(found);
+      assert.ok(found, 'found');
       assert.equal(found.id, board.id);
       assert.equal(found.account_id, shop.id);
       assert.equal(Math.floor(found.expires_at! / 1000) * 1000, Date.parse(issued.expires_at));
       assert.equal(credentials.find((c) => c.hash === hashKey(plain.key))?.id, plain.id);
       const rows = await store.connection.db.selectFrom('api_keys').selectAll().execute();
-      for (const secret of [board.key, plain.key]) assert.ok(rows.every((row) => Object.values(row).every((value) => !String(value).includes(secret.slice(4)))));
+      for (const secret of [board.key, plain.key]) assert.ok(rows.every((row) => Object.values(row).every((value) => !String(value).includes(secret.slice(4)))), 'rows.every((row) => Object.values(row).every((value) => !String(value).includes(secret.slice(4))))');
     } finally {
       await store.close();
     }
@@ -242,13 +242,13 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
       assert.ok(!result.stdout.includes(hashKey(secret)), 'keys list prints a hash');
     }
     for (const entry of list) {
-      assert.ok(!('key' in entry) && !('hash' in entry));
+      assert.ok(!('key' in entry) && !('hash' in entry), '!(\'key\' in entry) && !(\'hash\' in entry)');
       assert.equal(entry.state, 'active');
       assert.equal(entry.revoked_at, null);
     }
     const entry = list.find((k) => k.id === board.id)!;
     assert.equal(entry.label, 'board');
-    assert.ok(entry.expires_at);
+    assert.ok(entry.expires_at, 'entry.expires_at');
   });
 
   it('keys revoke revokes by public id, idempotently', async () => {
@@ -256,11 +256,11 @@ describe('nerkh CLI (SQLite in a temp data dir)', () => {
     assert.deepEqual(parse(await run('keys', 'revoke', board.id, '--json')), { id: board.id, revoked: true, already_revoked: true });
     const store = await Store.open({ databaseUrl: null, dataDir });
     try {
-      assert.ok((await store.keys.find(board.id))?.revoked_at);
+      assert.ok((await store.keys.find(board.id))?.revoked_at, '(await store.keys.find(board.id))?.revoked_at');
       assert.equal((await store.keys.find(plain.id))?.revoked_at, null);
       const ids = (await store.keys.credentials()).map((c) => c.id);
-      assert.ok(!ids.includes(board.id));
-      assert.ok(ids.includes(plain.id));
+      assert.ok(!ids.includes(board.id), '!ids.includes(board.id)');
+      assert.ok(ids.includes(plain.id), 'ids.includes(plain.id)');
     } finally {
       await store.close();
     }

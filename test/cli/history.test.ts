@@ -151,7 +151,7 @@ for (const dialect of dialects()) {
       await store.close();
       const result = await cliOk(env, ['history', 'import', file('over.csv', `key,date,open,high,low,close\neur,${time.day(recordedDay)},1,1,1,1\n`)]);
       assert.match(result.stdout, /1 recorded candles kept as they were/);
-      assert.ok((await dump()).some((row) => (row as { start: number; close: string }).start === recordedDay && (row as { close: string }).close === '9'));
+      assert.ok((await dump()).some((row) => (row as { start: number; close: string }).start === recordedDay && (row as { close: string }).close === '9'), '(await dump()).some((row) => (row as { start: number; close: string }).start === recordedDay && (row as { close: string }).close === \'9\')');
     });
 
     it('combines recorded and imported minutes of one hour, keeps the recorded minute, and says so', async () => {

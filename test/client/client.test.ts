@@ -92,10 +92,10 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
   it('catalogue: the references, filtered by the documented query', async () => {
     const { data, meta } = await client('live').catalogue({ category: 'currency' });
     assert.equal(data.success, true);
-    assert.ok(data.count > 0 && data.references.every((reference) => reference.category === 'currency'));
-    assert.ok(data.references.some((reference) => reference.key === 'usd_free'));
+    assert.ok(data.count > 0 && data.references.every((reference) => reference.category === 'currency'), 'data.count > 0 && data.references.every((reference) => reference.category === \'currency\')');
+    assert.ok(data.references.some((reference) => reference.key === 'usd_free'), 'data.references.some((reference) => reference.key === \'usd_free\')');
     assert.match(meta.etag ?? '', /^(W\/)?"/);
-    assert.ok(meta.requestId);
+    assert.ok(meta.requestId, 'meta.requestId');
   });
 
   it('as a tarball (npm run tarball, as its README says) installed offline in a project outside the repository, it calls this server', async () => {
@@ -130,9 +130,9 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     const several = await live.rates(['usd_free', 'coin_emami', 'gold_18k']);
     assert.deepEqual(several.data.rates.map((rate) => rate.key), ['usd_free', 'coin_emami', 'gold_18k']);
     assert.equal(several.data.rates[1]!.value, values.coin_emami);
-    assert.ok(several.meta.etag);
+    assert.ok(several.meta.etag, 'several.meta.etag');
     assert.equal(several.meta.rateLimit?.limit, 6000);
-    assert.ok(several.meta.rateLimit!.remaining < 6000 && several.meta.rateLimit!.reset > 0);
+    assert.ok(several.meta.rateLimit!.remaining < 6000 && several.meta.rateLimit!.reset > 0, 'several.meta.rateLimit!.remaining < 6000 && several.meta.rateLimit!.reset > 0');
     assert.match(several.meta.rateLimit!.policy ?? '', /minute/);
     assert.match(several.meta.cacheControl ?? '', /max-age/);
   });
@@ -168,7 +168,7 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     const { value } = await pollUntil(() => client('live').usage({ days: 7 }), (r) => r.data.services.some((s) => s.service === 'detail' && s.requests >= 3), 5000, 250, (r) => JSON.stringify(r.data));
     assert.equal(value.data.account, 'live');
     assert.equal(value.data.plan, 'enterprise');
-    assert.ok(value.data.daily.at(-1)!.requests >= 3);
+    assert.ok(value.data.daily.at(-1)!.requests >= 3, 'value.data.daily.at(-1)!.requests >= 3');
   });
 
   it('status: the sources as the server sees them', async () => {
@@ -183,7 +183,7 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     const gold = await live.convert('gold_18k', 'IRT', '3.5');
     assert.equal(gold.data.result, 25_375_000);
     assert.deepEqual(gold.data.rates.map((rate) => [rate.key, rate.value]), [['gold_18k', values.gold_18k]]);
-    assert.ok(gold.meta.etag);
+    assert.ok(gold.meta.etag, 'gold.meta.etag');
     // 1,120,000 ÷ 1,030,000 = 1.0873786…: half-even to 6 decimals; a number amount is sent as its text.
     const euro = await live.convert('eur', 'usd', 1, { unit: 'toman' });
     assert.equal(euro.data.result, 1.087379);
@@ -297,11 +297,11 @@ describe('@nerkh/client against a real nerkh serve', { timeout: 120_000 }, () =>
     });
     assert.equal(events[0]!.type, 'snapshot');
     assert.deepEqual(events[0]!.data.rates.map((rate) => rate.key), ['usd_free', 'eur_free']);
-    assert.ok(Number(events[0]!.id) > 0);
+    assert.ok(Number(events[0]!.id) > 0, 'Number(events[0]!.id) > 0');
     assert.equal(stream.retryMs, 3000, "the server's retry: is in force");
     assert.equal(events[1]!.type, 'rates');
     assert.deepEqual(events[1]!.data.rates.map((rate) => [rate.key, rate.value]), [['usd_free', 1_031_500]]);
-    assert.ok(Number(events[1]!.id) > Number(events[0]!.id));
+    assert.ok(Number(events[1]!.id) > Number(events[0]!.id), 'Number(events[1]!.id) > Number(events[0]!.id)');
   });
 
   it('stream with alerts: typed alert events, one at open for a rule already true, one per crossing; a bad rule is a NerkhError naming it', async () => {

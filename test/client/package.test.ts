@@ -20,7 +20,7 @@ describe('@nerkh/client as a package', () => {
   it('loads by its name from the build, declarations included', async () => {
     const entry = createRequire(import.meta.url).resolve(NAME);
     assert.match(entry, /clients[\\/]typescript[\\/]dist[\\/]index\.js$/);
-    assert.ok(existsSync(join(dirname(entry), 'index.d.ts')));
+    assert.ok(existsSync(join(dirname(entry), 'index.d.ts')), 'existsSync(join(dirname(entry), \'index.d.ts\'))');
     const loaded = (await import(NAME)) as Record<string, unknown>;
     for (const name of ['NerkhClient', 'NerkhError', 'RateStream', 'parseRetryAfter', 'UNKNOWN_ERROR']) assert.ok(name in loaded, name);
     const client = new (loaded.NerkhClient as new (options: { baseUrl: string }) => { api: unknown })({ baseUrl: 'http://127.0.0.1:9' });

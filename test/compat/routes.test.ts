@@ -139,14 +139,14 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       const all = JSON.parse((await get(`/compat/navasan/latest/?api_key=${narrow}`)).text) as object;
       assert.deepEqual(Object.keys(all), ['usd', 'sekkeh']);
       const every = JSON.parse((await get(`/compat/navasan/latest/?api_key=${key}`)).text) as object;
-      assert.ok(['usd', 'usd_sell', 'sekkeh', 'abshodeh', '18ayar', 'usdt', 'ons', 'usd_btc'].every((item) => item in every));
+      assert.ok(['usd', 'usd_sell', 'sekkeh', 'abshodeh', '18ayar', 'usdt', 'ons', 'usd_btc'].every((item) => item in every), '[\'usd\', \'usd_sell\', \'sekkeh\', \'abshodeh\', \'18ayar\', \'usdt\', \'ons\', \'usd_btc\'].every((item) => item in every)');
     });
 
     it('answers If-None-Match with 304', async () => {
       const path = `/compat/navasan/latest/?api_key=${key}`;
       const first = await get(path);
       const etag = first.headers.get('etag')!;
-      assert.ok(etag);
+      assert.ok(etag, 'etag');
       assert.match(first.headers.get('cache-control')!, /^private, max-age=\d+$/);
       const again = await get(path, { 'if-none-match': etag });
       assert.equal(again.status, 304);
@@ -191,8 +191,8 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       });
       // The digits as written, not as a float reads them back.
       assert.ok(answer.text.includes('"symbol":"USDT_IRT","name_en":"Tether","name":"تتر","price":12345678901234567890.1,'), 'an integer part past 2^53 is written whole');
-      assert.ok(answer.text.includes('"symbol":"IR_COIN_EMAMI","name_en":"Emami coin","name":"سکه امامی","price":123456789.1,'));
-      assert.ok(answer.text.includes('"symbol":"IR_GOLD_MELTED","name_en":"Melted gold (mithqal)","name":"طلای آب‌شده","price":45678901.25,'));
+      assert.ok(answer.text.includes('"symbol":"IR_COIN_EMAMI","name_en":"Emami coin","name":"سکه امامی","price":123456789.1,'), 'answer.text.includes(\'"symbol":"IR_COIN_EMAMI","name_en":"Emami coin","name":"سکه امامی","price":123456789.1,\')');
+      assert.ok(answer.text.includes('"symbol":"IR_GOLD_MELTED","name_en":"Melted gold (mithqal)","name":"طلای آب‌شده","price":45678901.25,'), 'answer.text.includes(\'"symbol":"IR_GOLD_MELTED","name_en":"Melted gold (mithqal)","name":"طلای آب‌شده","price":45678901.25,\')');
       assert.deepEqual(
         body.gold.filter((item) => item.symbol === 'XAUUSD').map((item) => [item.price, item.unit]),
         [[4000.25, 'دلار']],
@@ -304,7 +304,7 @@ describe('compatibility routes (navasan, BrsApi)', () => {
         const seen = await get(`/compat/navasan/latest/?api_key=${key}&item=usd,sekkeh`);
         return seen.headers.get('x-nerkh-stale-items') === null ? null : seen;
       }, 5000);
-      assert.ok(answer);
+      assert.ok(answer, 'answer');
       assert.equal(answer.headers.get('x-nerkh-stale-items'), 'usd,sekkeh');
       assert.deepEqual(Object.keys(JSON.parse(answer.text) as object), ['usd', 'sekkeh']);
       const market = await get(`/compat/brsapi/Api/Market/Gold_Currency.php?key=${narrow}`);
@@ -341,7 +341,7 @@ describe('compatibility routes (navasan, BrsApi)', () => {
       await eventually(() => log.includes('/compat/brsapi/Market/Gold_Currency.php'), 3000);
       assert.ok(log.includes('/compat/navasan/latest/?api_key=[redacted]'), 'the requests are logged');
       for (const secret of [key, narrow, shallow, 'nrk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'api_key=wrong']) assert.ok(!log.includes(secret), `${secret} in the log`);
-      assert.ok(!/key=nrk_/.test(log));
+      assert.ok(!/key=nrk_/.test(log), '!/key=nrk_/.test(log)');
     });
   });
 });

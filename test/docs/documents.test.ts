@@ -171,7 +171,7 @@ describe('the documents', () => {
       if (json && 'items' in json) {
         const data = parseSourceDocument(block.text, Date.now(), Date.now());
         assert.equal(data.dropped, 0, `the source document at line ${block.line} drops items`);
-        assert.ok(data.items.size > 0);
+        assert.ok(data.items.size > 0, 'data.items.size > 0');
         documents++;
         continue;
       }
@@ -182,7 +182,7 @@ describe('the documents', () => {
         parser.write(block.text);
         const data = parser.finish({ fallbackTime: Date.now(), now: Date.now() });
         assert.deepEqual(data.dropReasons, [], `the feed example at ${block.file}:${block.line} drops items`);
-        assert.ok(data.items.size > 0);
+        assert.ok(data.items.size > 0, 'data.items.size > 0');
         feeds++;
         continue;
       }

@@ -287,7 +287,7 @@ describe('access control end to end (server and CLI in separate processes)', { t
     assert.match(entry.date_jalali, /^1[34]\d\d\/\d\d\/\d\d$/);
     assert.match(entry.updated_at, /[+-]\d\d:\d\d$/);
     const entries = Object.entries(body).filter(([name]) => !['success', 'status', 'generated_at', 'server_time'].includes(name));
-    assert.ok(entries.length > 10);
+    assert.ok(entries.length > 10, 'entries.length > 10');
     for (const [name, value] of entries) {
       assert.ok(value && typeof value === 'object', `${name} is an entry`);
       for (const field of ['title', 'value', 'unit', 'updated_at', 'date_jalali']) assert.ok(field in value, `${name}.${field}`);
@@ -394,7 +394,7 @@ describe('access control end to end (server and CLI in separate processes)', { t
     };
 
     await send(plan.length);
-    assert.ok(sent.errors > 0 && sent.errors < sent.requests);
+    assert.ok(sent.errors > 0 && sent.errors < sent.requests, 'sent.errors > 0 && sent.errors < sent.requests');
     await stopServer();
     await checkUsage();
 

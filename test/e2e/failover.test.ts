@@ -257,7 +257,7 @@ describe('e2e: three file sources with failover, real server and CLI processes',
     const body = JSON.parse(text) as Detail;
     assert.equal(rateOf(body, decimalRef.key).value, decimal);
     assert.equal(rateOf(body, integerRef.key).value, integer);
-    assert.ok(Number.isInteger(rateOf(body, integerRef.key).value));
+    assert.ok(Number.isInteger(rateOf(body, integerRef.key).value), 'Number.isInteger(rateOf(body, integerRef.key).value)');
     // Back to the regular generation-1 values for the steps that follow.
     feeder!.items.alpha = itemsFor(refs, 'alpha', 1);
     feeder!.write('alpha');
@@ -273,7 +273,7 @@ describe('e2e: three file sources with failover, real server and CLI processes',
     const alpha = sourceOf(body, 'alpha');
     assert.equal(alpha.state, 'degraded', `an erroring source with last good data kept is degraded (docs/reliability.md#sources-and-failover): ${JSON.stringify(alpha)}`);
     assert.equal(typeof alpha.error, 'string', JSON.stringify(alpha));
-    assert.ok(alpha.error!.length > 0);
+    assert.ok(alpha.error!.length > 0, 'alpha.error!.length > 0');
     assertNoPath(alpha.error!, 'alpha error');
     t.diagnostic(`alpha: ${alpha.state}, error "${alpha.error}"; banner "${body.service.message}"`);
     assert.ok(alpha.last_update !== null, 'the last good data of alpha is kept');
@@ -475,7 +475,7 @@ describe('e2e: zero-config start (npm start with no config, fresh data dir)', ()
     // The demo account is on pro: a 10 s refresh interval, so a change shows at the next 10 s boundary.
     const { value: later } = await pollUntil(read, (body) => body.rates.some((r) => r.value !== initial.get(r.key)), 30_000, 2000);
     const moved = later.rates.filter((r) => r.value !== initial.get(r.key));
-    assert.ok(moved.length >= 1);
+    assert.ok(moved.length >= 1, 'moved.length >= 1');
     for (const rate of later.rates) assert.equal(typeof rate.value, 'number', JSON.stringify(rate));
   });
 

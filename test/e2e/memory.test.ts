@@ -154,7 +154,7 @@ describe('e2e: memory stays bounded whatever ranges and key lists a key sends', 
   it('detail: a key list spelled out to 13 KB in a thousand ways is kept once', async (t) => {
     // Each segment names the same two keys, in a spelling of its own (repeats, case).
     const spelling = (i: number) => `${`${first},`.repeat(1400 + (i % 40))}${`${first.toUpperCase()},`.repeat(Math.floor(i / 40))}${second}`;
-    assert.ok(spelling(0).length > 12_000);
+    assert.ok(spelling(0).length > 12_000, 'spelling(0).length > 12_000');
     // Warm up: every path of the answer is compiled (spellings of their own, after the thousand measured).
     await send(200, (i) => `/v1/rates/${spelling(1000 + i)}`);
     const settled = await heap();

@@ -243,7 +243,7 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     assert.equal(body.endpoints.length, 3);
     assert.equal(body.endpoints[0]!.id, ok.id);
     assert.ok(!answer.value.text.includes('whsec_'), 'no secret in the answer');
-    assert.ok(body.deliveries.some((line) => line.outcome === 'delivered' && line.status_code === 200));
+    assert.ok(body.deliveries.some((line) => line.outcome === 'delivered' && line.status_code === 200), 'body.deliveries.some((line) => line.outcome === \'delivered\' && line.status_code === 200)');
     assert.equal(answer.value.headers.get('cache-control'), 'private, no-cache');
     // A key issued a moment ago works once the server's directory has reloaded (within a second).
     const { value: denied } = await pollUntil(() => get(server.base, '/v1/webhooks', bobKey), (r) => r.status !== 401, 5000);

@@ -326,7 +326,7 @@ describe('SQLite in trouble under a running server', () => {
     assert.equal((usage.json as { error: string }).error, 'SERVICE_UNAVAILABLE');
     // Twelve refusals more, of one error.
     for (let i = 0; i < 12; i++) assert.equal((await get(server.base, '/v1/rates/no_such_reference', key)).status, 404);
-    assert.ok(server.running);
+    assert.ok(server.running, 'server.running');
     const { exit } = await server.stop('SIGTERM');
     assert.deepEqual(exit, { code: 0, signal: null }, server.output());
     // Every keyed request came after the store was known to be away: none of them could be written.

@@ -152,7 +152,7 @@ describe('fault: the first of two sources empties, turns insane, then recovers',
     const { value: body } = await pollUntil(status, (s) => s.service.state === 'active', 5000, 100);
     assert.equal(body.service.message, 'all services active');
     goodUpdate = sourceOf(body, 'first').last_update;
-    assert.ok(goodUpdate !== null);
+    assert.ok(goodUpdate !== null, 'goodUpdate !== null');
   });
 
   const degradedPhase = (step: string, write: () => void, reason: string) =>

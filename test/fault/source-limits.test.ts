@@ -203,7 +203,7 @@ describe('fault: hostile upstreams against a real nerkh serve', () => {
     };
     const seen = (all: Map<string, SourceStatus>) => Object.entries(expected).every(([name, [state, error]]) => all.get(name)?.state === state && all.get(name)?.error === error);
     const { value } = await pollUntil(sources, seen, 60_000, 250, (all) => JSON.stringify([...all.values()].map((s) => [s.name, s.state, s.error])));
-    assert.ok(seen(value));
+    assert.ok(seen(value), 'seen(value)');
   });
 
   it('2. the public status page shows each kind of failure, naming no host', async () => {

@@ -27,14 +27,14 @@ describe('BlockCache', () => {
     const cache = new BlockCache({ maxBytes: blockBytes('k00', full) * 5, maxBlocks: 1000 });
     for (let i = 0; i < 20; i++) cache.set(`k${String(i).padStart(2, '0')}`, full);
     assert.equal(cache.size, 5);
-    assert.ok(cache.calculatedSize <= blockBytes('k00', full) * 5);
+    assert.ok(cache.calculatedSize <= blockBytes('k00', full) * 5, 'cache.calculatedSize <= blockBytes(\'k00\', full) * 5');
     assert.deepEqual([...cache.keys()].sort(), ['k15', 'k16', 'k17', 'k18', 'k19']);
     cache.set('huge', blockOf(1000));
     assert.equal(cache.get('huge'), undefined);
   });
 
   it('counts an empty block at its key and entry, never at nothing, and keeps at most maxBlocks', () => {
-    assert.ok(blockBytes('usd_free 1d 0', EMPTY_SETTLED_BLOCK) >= 256);
+    assert.ok(blockBytes('usd_free 1d 0', EMPTY_SETTLED_BLOCK) >= 256, 'blockBytes(\'usd_free 1d 0\', EMPTY_SETTLED_BLOCK) >= 256');
     const byBytes = new BlockCache({ maxBytes: 100 * 1024, maxBlocks: 1_000_000 });
     for (let i = 0; i < 10_000; i++) byBytes.set(`usd_free 1m ${i}`, EMPTY_SETTLED_BLOCK);
     assert.ok(byBytes.size < 400, `${byBytes.size} empty blocks held in 100 KB`);

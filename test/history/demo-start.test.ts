@@ -98,7 +98,7 @@ for (const dialect of dialects()) {
         const rate = ((await response.json()) as Detail).rates[0]!;
         return rate.prev_close !== null ? rate : undefined;
       }, 10_000);
-      assert.ok(detail);
+      assert.ok(detail, 'detail');
       assert.equal(detail.prev_close, yesterday.close);
       assert.equal(detail.day_open, today.open);
       assert.notEqual(detail.change, null);

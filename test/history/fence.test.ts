@@ -110,7 +110,7 @@ for (const dialect of dialects()) {
         else [newerResult, olderResult] = await Promise.allSettled([writeNewer(), writeOlder()]);
         assert.equal(newerResult.status, 'fulfilled', 'the newer epoch is never refused');
         if (olderResult.status === 'rejected') {
-          assert.ok(olderResult.reason instanceof FencedWriteError);
+          assert.ok(olderResult.reason instanceof FencedWriteError, 'olderResult.reason instanceof FencedWriteError');
           refused++;
         }
         const [stored] = await store.history.range('minute', 'gold_ounce', T0 + 7_200_000, T0 + 7_260_000);
@@ -174,7 +174,7 @@ describe('the lease respects the history fence', needs('redis'), () => {
   it('a leader whose epoch the store has passed gives the lease up and takes it again above the fence', { timeout: 10_000 }, async () => {
     const { lease, changes } = contender('a');
     await lease.start();
-    assert.ok(lease.isLeader);
+    assert.ok(lease.isLeader, 'lease.isLeader');
     const epoch = epochOf(lease.token)!;
     // As after a Redis that lost its epoch counter: the store has seen a far newer epoch.
     await lease.respectFence(epoch + 100);
@@ -184,7 +184,7 @@ describe('the lease respects the history fence', needs('redis'), () => {
     assert.deepEqual(changes, [true, false, true]);
     // A fence below the epoch held changes nothing.
     await lease.respectFence(epoch);
-    assert.ok(lease.isLeader);
+    assert.ok(lease.isLeader, 'lease.isLeader');
   });
 
   it('a node starting after the store saw a newer epoch never leads below it', async () => {
@@ -192,6 +192,6 @@ describe('the lease respects the history fence', needs('redis'), () => {
     await lease.respectFence(10_000);
     await lease.start();
     await eventually(() => lease.isLeader, 3000, 20);
-    assert.ok(epochOf(lease.token)! > 10_000);
+    assert.ok(epochOf(lease.token)! > 10_000, 'epochOf(lease.token)! > 10_000');
   });
 });

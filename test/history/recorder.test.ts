@@ -78,7 +78,7 @@ for (const dialect of dialects()) {
       }
       await recorder.flush();
       const minutes = await store.history.range('minute', 'gold_ounce', start - FOREVER, start + FOREVER);
-      assert.ok(minutes.length > 150);
+      assert.ok(minutes.length > 150, 'minutes.length > 150');
       const hours = await store.history.range('hour', 'gold_ounce', start - FOREVER, start + FOREVER);
       const days = await store.history.range('day', 'gold_ounce', start - FOREVER, start + FOREVER);
       assert.deepEqual(strip(hours), strip(rollUp(minutes, buckets.bucketer('1h'))));

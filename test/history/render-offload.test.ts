@@ -169,7 +169,7 @@ for (const dialect of dialects()) {
         }
         assert.ok(answers.held.answers <= 3, `${answers.held.answers} answers held`);
         assert.ok(answers.held.bytes <= bounds.maxBytes, `${answers.held.bytes} bytes held`);
-        assert.ok(answers.held.answers >= 1);
+        assert.ok(answers.held.answers >= 1, 'answers.held.answers >= 1');
       } finally {
         await answers.close();
         await recorder.stop();

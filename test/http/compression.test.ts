@@ -48,7 +48,7 @@ describe('compression: gzip and br for bodies over 1 KB, prepared once a second'
       it(`${name}: ${encoding} decompresses to the identical JSON, with a weak ETag and Vary`, async () => {
         const [plain, encoded] = await pair(path, encoding);
         assert.equal(plain.status, 200, plain.body.toString());
-        assert.ok(plain.body.length > 1024);
+        assert.ok(plain.body.length > 1024, 'plain.body.length > 1024');
         assert.equal(plain.headers['content-encoding'], undefined);
         assert.equal(encoded.headers['content-encoding'], encoding);
         assert.ok(encoded.body.length < plain.body.length / 2, `${encoded.body.length} bytes against ${plain.body.length}`);

@@ -215,7 +215,7 @@ describe('detail: raw path and Fastify route agree', () => {
     assert.equal((await harness.app.inject({ url: '/v1/rates/usd_free', headers })).statusCode, 200);
     const raw = await fetch(`${base}/v1/rates/usd_free`, { headers });
     assert.equal(raw.status, 429);
-    assert.ok(Number(raw.headers.get('retry-after')) >= 1);
+    assert.ok(Number(raw.headers.get('retry-after')) >= 1, 'Number(raw.headers.get(\'retry-after\')) >= 1');
     const viaFastify = await harness.app.inject({ url: '/v1/rates/usd_free', headers });
     assert.equal(viaFastify.statusCode, 429);
     assert.deepEqual(comparableBody(await raw.text()), comparableBody(viaFastify.body));
@@ -290,7 +290,7 @@ describe('detail: raw path and Fastify route agree', () => {
         await send(base, '/v1/rates/usd_free', { 'x-api-key': spent }, 'GET', from);
         const limited = await send(base, testCase.path, { 'x-api-key': spent }, 'GET', from);
         assertEnvelope(limited, 429, 'RATE_LIMIT_EXCEEDED');
-        assert.ok(Number(limited.headers['retry-after']) >= 1);
+        assert.ok(Number(limited.headers['retry-after']) >= 1, 'Number(limited.headers[\'retry-after\']) >= 1');
 
         const refused = await send(base, testCase.path, { 'x-api-key': order.key }, 'GET', from);
         assertEnvelope(refused, 400, testCase.code);

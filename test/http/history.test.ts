@@ -87,18 +87,18 @@ for (const dialect of dialects()) {
       assert.equal(body.count, 29);
       assert.equal(candles.length, 29);
       assert.deepEqual(candles.map((c) => ({ t: c.t, open: c.open, high: c.high, low: c.low, close: c.close, points: c.points })), days.slice(-29).map(asBody(time)));
-      assert.ok(candles.every((c) => /T00:00:00\+03:30$/.test(String(c.t))));
+      assert.ok(candles.every((c) => /T00:00:00\+03:30$/.test(String(c.t))), 'candles.every((c) => /T00:00:00\\+03:30$/.test(String(c.t)))');
       assert.match(String(candles[0]!.t_jalali), /^14\d\d\/\d\d\/\d\d 00:00:00$/);
       assert.equal(candles[28]!.t_jalali, `${time.jalaliDate(days.at(-1)!.start)} 00:00:00`);
       // The exact text of each number, also where a float would not hold it.
-      assert.ok(response.body.includes(`"high":123456789012345678,`));
-      assert.ok(response.body.includes(`"open":${days.at(-1)!.open},`));
+      assert.ok(response.body.includes(`"high":123456789012345678,`), 'response.body.includes(`"high":123456789012345678,`)');
+      assert.ok(response.body.includes(`"open":${days.at(-1)!.open},`), 'response.body.includes(`"open":${days.at(-1)!.open},`)');
     });
 
     it('answers an alias under its key, routed to history (not to the detail endpoint)', async () => {
       const body = json(await get('/v1/rates/gbp/history?interval=1d'));
       assert.equal(body.key, SEEDED);
-      assert.ok(Array.isArray(body.candles));
+      assert.ok(Array.isArray(body.candles), 'Array.isArray(body.candles)');
     });
 
     it('builds 4h candles from the hours and weeks (from Saturday) from the days', async () => {
@@ -111,7 +111,7 @@ for (const dialect of dialects()) {
 
       const weeks = json(await get(`/v1/rates/${SEEDED}/history?interval=1w&from=${time.day(today - 100 * DAY)}`));
       const weekly = weeks.candles as { t: string; points: number }[];
-      assert.ok(weekly.length >= 14);
+      assert.ok(weekly.length >= 14, 'weekly.length >= 14');
       for (const week of weekly) assert.equal(new Date(Date.parse(week.t) + 3.5 * HOUR).getUTCDay(), 6, `${week.t} is a Saturday`);
       const sumOfDays = days.filter((d) => d.start >= Date.parse(weekly[1]!.t) && d.start < Date.parse(weekly[2]!.t)).reduce((sum, d) => sum + d.points, 0);
       assert.equal(weekly[1]!.points, sumOfDays);
@@ -257,7 +257,7 @@ for (const dialect of dialects()) {
       const rate = (detail.rates as Record<string, unknown>[])[0]!;
       assert.equal(rate.value, 0.3);
       assert.equal(rate.day_low, 0.1);
-      assert.ok((await get('/v1/rates/usd_free')).body.includes('"day_high":123456789012345678,'));
+      assert.ok((await get('/v1/rates/usd_free')).body.includes('"day_high":123456789012345678,'), '(await get(\'/v1/rates/usd_free\')).body.includes(\'"day_high":123456789012345678,\')');
     });
 
     it('the status page draws each source’s last six hours from what was recorded', async () => {

@@ -44,7 +44,7 @@ describe('OpenAPI document', () => {
   });
 
   it('declares servers, and an operationId and security on every operation, with HEAD beside each GET', () => {
-    assert.ok(Array.isArray(document.servers) && document.servers.length > 0);
+    assert.ok(Array.isArray(document.servers) && document.servers.length > 0, 'Array.isArray(document.servers) && document.servers.length > 0');
     const ids = new Set<string>();
     for (const [path, item] of Object.entries(document.paths as Json)) {
       assert.ok(item.head, `HEAD ${path} documented`);
@@ -75,8 +75,8 @@ describe('OpenAPI document', () => {
     assert.deepEqual(document.paths['/v1/rates/{keys}'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/DetailResponse' });
     const all = JSON.stringify(document);
     for (const name of Object.keys(document.components.schemas as Json)) assert.ok(all.includes(`"#/components/schemas/${name}"`), `schema ${name} is used`);
-    assert.ok(text.includes('"text/plain; version=0.0.4"'));
-    assert.ok(!('/' in document.paths) && !('/status' in document.paths) && !('/docs' in document.paths));
+    assert.ok(text.includes('"text/plain; version=0.0.4"'), 'text.includes(\'"text/plain; version=0.0.4"\')');
+    assert.ok(!('/' in document.paths) && !('/status' in document.paths) && !('/docs' in document.paths), '!(\'/\' in document.paths) && !(\'/status\' in document.paths) && !(\'/docs\' in document.paths)');
   });
 
   it('/metrics still answers Prometheus text', async () => {

@@ -99,7 +99,7 @@ describe('refused requests in the request log', () => {
       const accounted = () => mine().reduce((sum, line) => sum + (line.reqId !== undefined ? 1 : Number(line.refused)), 0);
       await eventually(() => accounted() === refused, 5000);
       assert.ok(mine().length <= 4 * seconds, `${mine().length} lines for ${refused} refusals in ${seconds} s`);
-      assert.ok(mine().every((line) => line.reqId !== undefined || line.key_id === null));
+      assert.ok(mine().every((line) => line.reqId !== undefined || line.key_id === null), 'mine().every((line) => line.reqId !== undefined || line.key_id === null)');
     });
   });
 

@@ -38,14 +38,14 @@ for (const dialect of dialects()) {
         const body = json(response);
         assertMatches(CatalogueResponse, body);
         const references = body.references as Record<string, unknown>[];
-        assert.ok(references.length > 300);
+        assert.ok(references.length > 300, 'references.length > 300');
         assert.equal(body.count, references.length);
-        assert.ok(references.every((r) => !('value' in r) && r.status === 'active' && typeof r.aliases === 'string'));
+        assert.ok(references.every((r) => !('value' in r) && r.status === 'active' && typeof r.aliases === 'string'), 'references.every((r) => !(\'value\' in r) && r.status === \'active\' && typeof r.aliases === \'string\')');
         assert.match(String(response.headers['cache-control']), /^private, max-age=\d+$/);
       });
       it('says the currency and per of each price, and keeps the sanity band internal', async () => {
         const references = json(await get('/v1/rates')).references as Record<string, unknown>[];
-        assert.ok(references.every((r) => typeof r.currency === 'string' && typeof r.per === 'string' && !('min' in r) && !('max' in r)));
+        assert.ok(references.every((r) => typeof r.currency === 'string' && typeof r.per === 'string' && !('min' in r) && !('max' in r)), 'references.every((r) => typeof r.currency === \'string\' && typeof r.per === \'string\' && !(\'min\' in r) && !(\'max\' in r))');
         const byKey = new Map(references.map((r) => [r.key, r]));
         assert.deepEqual(
           ['gold_18k', 'coin_emami', 'jpy_free', 'gold_ounce'].map((key) => [byKey.get(key)?.currency, byKey.get(key)?.per, byKey.get(key)?.unit]),
@@ -59,11 +59,11 @@ for (const dialect of dialects()) {
       });
       it('filters by category and by q (key, alias, title)', async () => {
         const gold = json(await get('/v1/rates?category=gold')).references as { category: string }[];
-        assert.ok(gold.length > 5 && gold.every((r) => r.category === 'gold'));
+        assert.ok(gold.length > 5 && gold.every((r) => r.category === 'gold'), 'gold.length > 5 && gold.every((r) => r.category === \'gold\')');
         const sekkeh = json(await get('/v1/rates?q=sekkeh')).references as { key: string }[];
-        assert.ok(sekkeh.some((r) => r.key === 'coin_emami'));
+        assert.ok(sekkeh.some((r) => r.key === 'coin_emami'), 'sekkeh.some((r) => r.key === \'coin_emami\')');
         const persian = json(await get(`/v1/rates?q=${encodeURIComponent('سکه امامی')}`)).references as { key: string }[];
-        assert.ok(persian.some((r) => r.key === 'coin_emami'));
+        assert.ok(persian.some((r) => r.key === 'coin_emami'), 'persian.some((r) => r.key === \'coin_emami\')');
       });
       it('rejects a bad or unknown query parameter, naming it', async () => {
         const bad = await get('/v1/rates?category=nonsense');
@@ -131,7 +131,7 @@ for (const dialect of dialects()) {
           const response = await get('/v1/rates/usd_free,gold_ounce');
           return response.body.includes('"value":300.50') ? response.body : null;
         }, 4000);
-        assert.ok(body?.includes('"value":1234567'));
+        assert.ok(body?.includes('"value":1234567'), 'body?.includes(\'"value":1234567\')');
       });
       it('304 for an unchanged selection, a new ETag when a value changes', async () => {
         const first = await get('/v1/rates/usd_free');
@@ -143,7 +143,7 @@ for (const dialect of dialects()) {
         const response = await harness.app.inject({ method: 'HEAD', url: '/v1/rates/usd_free', headers: { 'x-api-key': key } });
         assert.equal(response.statusCode, 200);
         assert.equal(response.body, '');
-        assert.ok(response.headers.etag);
+        assert.ok(response.headers.etag, 'response.headers.etag');
       });
     });
 
@@ -277,7 +277,7 @@ for (const dialect of dialects()) {
         for (let i = 0; i < 31; i++) last = await harness.app.inject({ url: '/v1/rates', headers: bad, remoteAddress: address });
         assert.equal(last!.statusCode, 429);
         assert.equal(json(last!).error, 'TOO_MANY_FAILED_ATTEMPTS');
-        assert.ok(Number(last!.headers['retry-after']) >= 1);
+        assert.ok(Number(last!.headers['retry-after']) >= 1, 'Number(last!.headers[\'retry-after\']) >= 1');
         const good = await harness.app.inject({ url: '/v1/rates', headers: { 'x-api-key': key }, remoteAddress: address });
         assert.equal(good.statusCode, 200);
         const elsewhere = await harness.app.inject({ url: '/v1/rates', headers: bad, remoteAddress: '10.9.8.8' });

@@ -66,7 +66,7 @@ describe('outlier screening with three sources, shown by expand=sources, the sta
         ['gamma', 1_000_003, false, null, 'active'],
       ],
     );
-    assert.ok(usd!.sources.every((s) => typeof s.updated_at === 'string' && s.updated_at.endsWith('+03:30')));
+    assert.ok(usd!.sources.every((s) => typeof s.updated_at === 'string' && s.updated_at.endsWith('+03:30')), 'usd!.sources.every((s) => typeof s.updated_at === \'string\' && s.updated_at.endsWith(\'+03:30\'))');
     // Two fresh values are not enough to call one wrong: alpha, first in priority, serves eur.
     assert.deepEqual(
       eur!.sources.map((s) => [s.name, s.value, s.used, s.rejected]),
@@ -85,7 +85,7 @@ describe('outlier screening with three sources, shown by expand=sources, the sta
     const usd = (body.rates as ExpandedRate[])[0]!;
     assert.deepEqual(usd.sources.map((s) => s.value), [10_000, 100_000.2, 100_000.3]);
     const plain = await harness.app.inject({ url: '/v1/rates/usd_free', headers: { 'x-api-key': key } });
-    assert.ok(!plain.body.includes('"sources"'));
+    assert.ok(!plain.body.includes('"sources"'), '!plain.body.includes(\'"sources"\')');
     assert.notEqual(plain.headers.etag, response.headers.etag);
   });
 

@@ -156,7 +156,7 @@ for (const dialect of dialects()) {
             assert.equal((await call(url(username), key)).status, 200);
             const refused = await call(url(username), key);
             assertError(refused, 429, 'RATE_LIMIT_EXCEEDED');
-            assert.ok(Number(refused.headers['retry-after']) >= 1);
+            assert.ok(Number(refused.headers['retry-after']) >= 1, 'Number(refused.headers[\'retry-after\']) >= 1');
           });
         });
       }

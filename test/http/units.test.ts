@@ -80,7 +80,7 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     const rial = await get('/v1/rates/coin_emami,usd_free?unit=rial');
     assert.equal(timeless(rial.body), timeless(plain.body));
     assert.equal(rial.headers.etag, plain.headers.etag);
-    assert.ok(plain.body.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR","per":"coin"'));
+    assert.ok(plain.body.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR","per":"coin"'), 'plain.body.includes(\'"value":1103120725,"unit":"ریال/سکه","currency":"IRR","per":"coin"\')');
     const toman = await get('/v1/rates/coin_emami,usd_free?unit=toman');
     assert.notEqual(toman.headers.etag, plain.headers.etag);
     assert.equal((await get(`/v1/rates/coin_emami,usd_free?unit=toman`)).headers.etag, toman.headers.etag);
@@ -108,7 +108,7 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
       });
       assert.equal(raw.status, 200);
       assert.equal(timeless(raw.body), timeless((await get('/v1/rates/coin_emami,usd_free?unit=toman')).body));
-      assert.ok(raw.body.includes('"value":12345678901234567.8,'));
+      assert.ok(raw.body.includes('"value":12345678901234567.8,'), 'raw.body.includes(\'"value":12345678901234567.8,\')');
     }
   });
 
@@ -118,10 +118,10 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     const toman = await harness.app.inject({ url: '/webservice/units-feed?unit=toman', headers: { 'x-api-key': own } });
     assert.equal(toman.statusCode, 200, toman.body);
     assert.ok(toman.body.includes('"coin_emami":{"title":"سکه امامی","value":110312072.5,"unit":"تومان/سکه","currency":"IRT","per":"coin"'), toman.body);
-    assert.ok(toman.body.includes('"value":4000.50,"unit":"دلار/اونس","currency":"USD","per":"ounce"'));
+    assert.ok(toman.body.includes('"value":4000.50,"unit":"دلار/اونس","currency":"USD","per":"ounce"'), 'toman.body.includes(\'"value":4000.50,"unit":"دلار/اونس","currency":"USD","per":"ounce"\')');
     assertMatches(WebserviceResponse, json(toman));
     const rial = await harness.app.inject({ url: '/webservice/units-feed', headers: { 'x-api-key': own } });
-    assert.ok(rial.body.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR"'));
+    assert.ok(rial.body.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR"'), 'rial.body.includes(\'"value":1103120725,"unit":"ریال/سکه","currency":"IRR"\')');
     assert.notEqual(rial.headers.etag, toman.headers.etag);
   });
 
@@ -148,7 +148,7 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     // A price in dollars is the same in either unit.
     const ounce = await get('/v1/rates/gold_ounce/history?interval=1d&unit=toman');
     assert.equal(timeless(ounce.body), timeless((await get('/v1/rates/gold_ounce/history?interval=1d')).body));
-    assert.ok(ounce.body.includes('"currency":"USD"') && ounce.body.includes('"close":4000.50'));
+    assert.ok(ounce.body.includes('"currency":"USD"') && ounce.body.includes('"close":4000.50'), 'ounce.body.includes(\'"currency":"USD"\') && ounce.body.includes(\'"close":4000.50\')');
     // ?at= (values as served then, from history) takes the unit too.
     const date = buckets
       .localDate(yesterday)
@@ -158,7 +158,7 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
     assert.equal(at.statusCode, 200, at.body);
     assert.ok(at.body.includes('"value":30.05,"unit":"تومان/سکه","currency":"IRT","per":"coin"'), at.body);
     assert.ok(at.body.includes('"value":4000.50,"unit":"دلار/اونس","currency":"USD"'), at.body);
-    assert.ok((await get(`/v1/rates/coin_emami?at=${date}`)).body.includes('"value":300.50,"unit":"ریال/سکه","currency":"IRR"'));
+    assert.ok((await get(`/v1/rates/coin_emami?at=${date}`)).body.includes('"value":300.50,"unit":"ریال/سکه","currency":"IRR"'), '(await get(`/v1/rates/coin_emami?at=${date}`)).body.includes(\'"value":300.50,"unit":"ریال/سکه","currency":"IRR"\')');
   });
 
   it('the stream takes ?unit=toman: its snapshot and change events carry toman rates', async () => {
@@ -169,14 +169,14 @@ describe('units: rial and toman, currency, per, Jalali time', () => {
       const first = await toman.event(0);
       assert.ok(first.data.includes('"value":110312072.5,"unit":"تومان/سکه","currency":"IRT"'), first.data);
       assert.ok(first.data.includes('"value":4000.50,"unit":"دلار/اونس","currency":"USD"'), first.data);
-      assert.ok((await rial.event(0)).data.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR"'));
+      assert.ok((await rial.event(0)).data.includes('"value":1103120725,"unit":"ریال/سکه","currency":"IRR"'), '(await rial.event(0)).data.includes(\'"value":1103120725,"unit":"ریال/سکه","currency":"IRR"\')');
       writeItems('"ir_coin_emami":2206241451,"ir_fx_free_usd":123456789012345678,"ir_fx_free_jpy":0.3,"intl_xau_usd_spot":4000.50');
       const change = await toman.event(1);
       assert.equal(change.event, 'rates');
       assert.equal(ratesOf(change).rates[0]!.key, 'coin_emami');
       assert.ok(change.data.includes('"value":220624145.1,"unit":"تومان/سکه","currency":"IRT"'), change.data);
       assert.doesNotMatch(change.data, /"currency":"IRR"/);
-      assert.ok((await rial.event(1)).data.includes('"value":2206241451,'));
+      assert.ok((await rial.event(1)).data.includes('"value":2206241451,'), '(await rial.event(1)).data.includes(\'"value":2206241451,\')');
     } finally {
       toman.close();
       rial.close();

@@ -32,13 +32,13 @@ for (const dialect of dialects()) {
       // More digits than a double holds: kept as text.
       await prices.set('desk', 'gold_18k', { value: '123456789012345678.125', expiresAt: 2_000_000_000_000, note: 'from the phone' }, 1_700_000_000_000);
       const r1 = await prices.revision();
-      assert.ok(r1 > r0);
+      assert.ok(r1 > r0, 'r1 > r0');
       assert.deepEqual(await prices.current('desk'), [{ source: 'desk', reference: 'gold_18k', value: '123456789012345678.125', set_at: 1_700_000_000_000, expires_at: 2_000_000_000_000, note: 'from the phone' }]);
 
       await prices.set('desk', 'gold_18k', { value: '71.250', expiresAt: null, note: null }, 1_700_000_001_000);
       await prices.set('other', 'usd_free', { value: '1000000', expiresAt: null, note: null }, 1_700_000_002_000);
       const r2 = await prices.revision();
-      assert.ok(r2 > r1);
+      assert.ok(r2 > r1, 'r2 > r1');
       assert.deepEqual(
         (await prices.current()).map((p) => [p.source, p.reference, p.value, p.set_at, p.expires_at, p.note]),
         [
@@ -50,7 +50,7 @@ for (const dialect of dialects()) {
 
       assert.equal(await prices.clear('desk', 'gold_18k', 'feed is back', 1_700_000_003_000), true);
       const r3 = await prices.revision();
-      assert.ok(r3 > r2);
+      assert.ok(r3 > r2, 'r3 > r2');
       // Clearing what is not there changes nothing, logs nothing.
       assert.equal(await prices.clear('desk', 'gold_18k', null, 1_700_000_004_000), false);
       assert.equal(await prices.revision(), r3);

@@ -243,7 +243,7 @@ for (const dialect of dialects()) {
         let revision = await store.accounts.revision();
         const step = async (changes: Parameters<Store['accounts']['update']>[1], now: number) => {
           const updated = await store.accounts.update('zeta-shop', changes, now);
-          assert.ok(updated);
+          assert.ok(updated, 'updated');
           assert.equal(updated.updated_at, now);
           assert.deepEqual(await store.accounts.find('zeta-shop'), updated);
           const next = await store.accounts.revision();
@@ -312,7 +312,7 @@ for (const dialect of dialects()) {
         assert.match(issued.key, /^nrk_[0-9A-Za-z]{32}$/);
         assert.match(issued.key, KEY_FORMAT);
         assert.match(issued.id, /^key_[0-9A-Za-z]+$/);
-        assert.ok(!issued.id.includes(issued.key.slice(4)));
+        assert.ok(!issued.id.includes(issued.key.slice(4)), '!issued.id.includes(issued.key.slice(4))');
         assert.deepEqual(
           { ...issued, key: undefined },
           { id: issued.id, account_id: accountId, label: 'board', created_at: 1_700_000_000_000, expires_at: null, revoked_at: null, last_used_at: null, key: undefined },
@@ -325,7 +325,7 @@ for (const dialect of dialects()) {
         assert.equal(new Set(issued.map((k) => k.key)).size, 20);
         assert.equal(new Set(issued.map((k) => k.id)).size, 20);
         // 20 × 32 random base62 characters use far more than a handful of symbols.
-        assert.ok(new Set(issued.flatMap((k) => [...k.key.slice(4)])).size > 40);
+        assert.ok(new Set(issued.flatMap((k) => [...k.key.slice(4)])).size > 40, 'new Set(issued.flatMap((k) => [...k.key.slice(4)])).size > 40');
       });
 
       it('stores only the SHA-256 hash: no column holds the key', async () => {
@@ -342,7 +342,7 @@ for (const dialect of dialects()) {
         }
         // The whole table, too.
         const all = await store.connection.db.selectFrom('api_keys').selectAll().execute();
-        assert.ok(all.every((r) => Object.values(r).every((value) => !String(value).includes(secret))));
+        assert.ok(all.every((r) => Object.values(r).every((value) => !String(value).includes(secret))), 'all.every((r) => Object.values(r).every((value) => !String(value).includes(secret)))');
       });
 
       it('rejects a key for an account that does not exist', async () => {
@@ -365,7 +365,7 @@ for (const dialect of dialects()) {
           assert.ok(!('key' in info), 'list returns the key');
           assert.ok(!('hash' in info), 'list returns the hash');
           const text = JSON.stringify(info);
-          for (const issued of [live, expired, revoked]) assert.ok(!text.includes(issued.key.slice(4)));
+          for (const issued of [live, expired, revoked]) assert.ok(!text.includes(issued.key.slice(4)), '!text.includes(issued.key.slice(4))');
         }
         assert.equal(list[0]!.expires_at, 1_900_000_000_000);
         assert.equal(list[0]!.label, 'live');
@@ -374,7 +374,7 @@ for (const dialect of dialects()) {
         assert.deepEqual(await store.keys.find(live.id), list[0]);
         assert.equal(await store.keys.find('key_nothere'), null);
         // Another account's keys are not listed.
-        assert.ok((await store.keys.list(otherId)).every((k) => k.account_id === otherId));
+        assert.ok((await store.keys.list(otherId)).every((k) => k.account_id === otherId), '(await store.keys.list(otherId)).every((k) => k.account_id === otherId)');
       });
 
       it('revokes idempotently: true once, then false; the revision moves only the first time', async () => {
@@ -402,10 +402,10 @@ for (const dialect of dialects()) {
           { id: b.id, account_id: account, hash: sha256(b.key), expires_at: null },
         ].sort((x, y) => x.id.localeCompare(y.id));
         assert.deepEqual(mine, expected);
-        assert.ok(!credentials.some((cred) => cred.id === c.id));
+        assert.ok(!credentials.some((cred) => cred.id === c.id), '!credentials.some((cred) => cred.id === c.id)');
         const revokedIds = new Set((await store.connection.db.selectFrom('api_keys').select('id').where('revoked_at', 'is not', null).execute()).map((r) => r.id));
-        assert.ok(revokedIds.size >= 2);
-        assert.ok(credentials.every((cred) => !revokedIds.has(cred.id)));
+        assert.ok(revokedIds.size >= 2, 'revokedIds.size >= 2');
+        assert.ok(credentials.every((cred) => !revokedIds.has(cred.id)), 'credentials.every((cred) => !revokedIds.has(cred.id))');
       });
 
       it('touch() sets last_used_at without bumping the revision', async () => {
@@ -607,7 +607,7 @@ for (const dialect of dialects()) {
 
         const kept = await store.usage.errors(busy, 0, 5000);
         assert.equal(kept.length, ERROR_LOG_LIMIT);
-        assert.ok(!kept.some((e) => e.error === 'ancient'));
+        assert.ok(!kept.some((e) => e.error === 'ancient'), '!kept.some((e) => e.error === \'ancient\')');
         // Exactly the newest 1000 survive.
         assert.deepEqual(
           kept.map((e) => e.error),
@@ -886,7 +886,7 @@ for (const dialect of dialects()) {
       it('load() indexes live keys by hash, with their account and plan', () => {
         assert.equal(directory.keyCount, 4);
         const shop1 = directory.lookup(hashKey(keys.shop1!.key));
-        assert.ok(shop1);
+        assert.ok(shop1, 'shop1');
         assert.equal(shop1.id, keys.shop1!.id);
         assert.equal(shop1.expiresAt, null);
         assert.equal(shop1.account.username, 'shop');
@@ -909,7 +909,7 @@ for (const dialect of dialects()) {
 
       it('keeps an account whose plan is no longer configured, with no services', () => {
         const legacy = directory.lookup(hashKey(keys.legacy!.key));
-        assert.ok(legacy);
+        assert.ok(legacy, 'legacy');
         assert.equal(legacy.account.services.size, 0);
         assert.deepEqual(legacy.account.allowance, new Set());
       });
@@ -920,7 +920,7 @@ for (const dialect of dialects()) {
         const fresh = await second.keys.issue(shopId, { label: 'from-cli' });
         await second.accounts.update('big', { status: 'suspended' });
         // Still the old view until the directory polls.
-        assert.ok(directory.lookup(hashKey(keys.shop1!.key)));
+        assert.ok(directory.lookup(hashKey(keys.shop1!.key)), 'directory.lookup(hashKey(keys.shop1!.key))');
         await directory.poll();
         assert.equal(directory.lookup(hashKey(keys.shop1!.key)), undefined);
         assert.equal(directory.lookup(hashKey(fresh.key))?.id, fresh.id);
@@ -943,12 +943,12 @@ for (const dialect of dialects()) {
         const shopAllowance = directory.account('shop')!.allowance!;
         assert.equal(shopAllowance.size, 50);
         assert.deepEqual(shopAllowance, new Set(catalogue.popular.slice(0, 50)));
-        assert.ok(shopAllowance.has('usd_free'));
+        assert.ok(shopAllowance.has('usd_free'), 'shopAllowance.has(\'usd_free\')');
       });
 
       it('allowanceFor(): plan defaults, cut to max_references, null for unlimited', () => {
         const popular = catalogue.popular;
-        assert.ok(popular.length > 150);
+        assert.ok(popular.length > 150, 'popular.length > 150');
         assert.deepEqual(allowanceFor(plan('basic'), null, catalogue), new Set(popular.slice(0, 50)));
         assert.deepEqual(allowanceFor(plan('basic'), [], catalogue), new Set(popular.slice(0, 50)));
         assert.deepEqual(allowanceFor(plan('pro'), null, catalogue), new Set(popular.slice(0, 150)));
@@ -965,8 +965,8 @@ for (const dialect of dialects()) {
         const withAliases = ['sekkeh', 'coin_emami', 'SEKKEH', 'nope-not-a-reference', ...popular.slice(0, 60).filter((k) => k !== 'coin_emami')];
         const cut = allowanceFor(plan('basic'), withAliases, catalogue)!;
         assert.equal(cut.size, 50);
-        assert.ok(cut.has('coin_emami'));
-        assert.ok(!cut.has('nope-not-a-reference') && !cut.has('sekkeh'));
+        assert.ok(cut.has('coin_emami'), 'cut.has(\'coin_emami\')');
+        assert.ok(!cut.has('nope-not-a-reference') && !cut.has('sekkeh'), '!cut.has(\'nope-not-a-reference\') && !cut.has(\'sekkeh\')');
         // Per-account overrides change the limit, for defaults and selections alike.
         const five = applyOverrides(plan('basic'), { max_references: 5 });
         assert.deepEqual(allowanceFor(five, null, catalogue), new Set(popular.slice(0, 5)));

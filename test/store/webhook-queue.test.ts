@@ -76,7 +76,7 @@ for (const dialect of dialects()) {
       assert.deepEqual(await ids({ accounts: [busy] }), ['msg_fresh']);
       assert.deepEqual(new Set(await ids({ failing: true })), new Set(['msg_fresh', 'msg_alive']));
       const withoutDead1 = await store.webhooks.due(10_000, 100, { endpoints: ['wh_dead1'], deliveries: ['msg_fresh'] });
-      assert.ok(withoutDead1.every((d) => d.endpoint_id !== 'wh_dead1' && d.id !== 'msg_fresh'));
+      assert.ok(withoutDead1.every((d) => d.endpoint_id !== 'wh_dead1' && d.id !== 'msg_fresh'), 'withoutDead1.every((d) => d.endpoint_id !== \'wh_dead1\' && d.id !== \'msg_fresh\')');
       assert.equal(withoutDead1.length, 13);
       assert.equal(await store.webhooks.nextDue({ failing: true, accounts: [calm] }), 9500);
       assert.equal(await store.webhooks.nextDue({ failing: true, accounts: [calm, busy] }), null);

@@ -81,7 +81,7 @@ for (const dialect of dialects()) {
       await assert.rejects(store.webhooks.claimFence(5), WebhookFenceError);
       assert.deepEqual(await store.webhooks.apply([change], 7, 100), []);
       assert.equal(await store.webhooks.fence(), 7);
-      assert.ok(await store.webhooks.delivery('msg_fenced'));
+      assert.ok(await store.webhooks.delivery('msg_fenced'), 'await store.webhooks.delivery(\'msg_fenced\')');
     });
 
     it('hands out due deliveries, records attempts, gives up, and disables an endpoint failing for long enough', async () => {

@@ -139,7 +139,7 @@ describe('open streams follow their key on one embedded node', () => {
     writeValues(sourcePath, 3);
     const { event } = await untilEvent(listed, (e) => e.event === 'rates', seen);
     assert.deepEqual(ratesOf(event).rates.map((rate) => rate.key).sort(), ['eur_free', 'usd_free']);
-    assert.ok(!whole.ended && !listed.ended);
+    assert.ok(!whole.ended && !listed.ended, '!whole.ended && !listed.ended');
   });
 
   it('a slower refresh interval moves the stream to its tier: a fresh snapshot, then changes only on its boundaries', async () => {

@@ -155,7 +155,7 @@ describe('stream fan-out in slices', () => {
       assert.equal(stream.events[0]!.event, 'snapshot', `stream ${i} starts with a snapshot`);
       assert.ok(increasing(ids), `stream ${i}: ids in order, none twice: ${ids.join(',')}`);
       if (closing.includes(stream)) {
-        assert.ok(stream.closed);
+        assert.ok(stream.closed, 'stream.closed');
         continue;
       }
       if (moved.includes(stream)) {

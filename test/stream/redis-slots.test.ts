@@ -22,7 +22,7 @@ describe('stream slots in Redis', needs('redis'), () => {
   });
 
   it('counts an account across nodes, frees on release, and expires a dead node', async () => {
-    for (const link of links) assert.ok(await link.whenReady(5000));
+    for (const link of links) assert.ok(await link.whenReady(5000), 'await link.whenReady(5000)');
     assert.equal(await one.acquire('acct', 's1', 2), true);
     assert.equal(await two.acquire('acct', 's2', 2), true);
     assert.equal(await two.acquire('acct', 's3', 2), false, 'the third stream, on either node, is refused');

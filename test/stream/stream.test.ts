@@ -100,7 +100,7 @@ describe('GET /v1/stream', () => {
     const change = await fast.event(index + 1);
     assert.equal(change.event, 'rates');
     assert.deepEqual(ratesOf(change).rates.map((rate) => [rate.key, rate.value]), [['usd_free', 1_234_567]], 'only the changed rate');
-    assert.ok(Number(change.id) > Number(settled.id));
+    assert.ok(Number(change.id) > Number(settled.id), 'Number(change.id) > Number(settled.id)');
 
     // A window, not a wait: on the manual clock the 6 s tier has no later event before its boundary to check
     // against, and a later write would change what that boundary sends.

@@ -62,7 +62,7 @@ describe('ageing a snapshot no leader refreshes', () => {
     assert.equal(aged.builtAt, T0 + 40 * S);
     assert.deepEqual([...aged.rates.keys()], [...built.rates.keys()], 'catalogue order kept');
     assert.ok(sameRates(built, build(T0)) === false, 'rates prepared apart are different objects');
-    assert.ok(sameRates(built, { ...built, version: 8 }));
+    assert.ok(sameRates(built, { ...built, version: 8 }), 'sameRates(built, { ...built, version: 8 })');
   });
 
   it('leaves a value from a source it has no max age for as the leader built it', () => {

@@ -24,7 +24,7 @@ function heldBy(keep: () => unknown): number {
   const kept = keep();
   gc();
   const held = (process.memoryUsage().heapUsed - before) / MB;
-  assert.ok(kept !== undefined);
+  assert.ok(kept !== undefined, 'kept !== undefined');
   return held;
 }
 

@@ -39,8 +39,8 @@ describe('bundled catalogue', () => {
         assert.ok(!names.has(name), `${name} used twice`);
         names.add(name);
       }
-      assert.ok(reference.source_key.trim() !== '');
-      assert.ok(reference.unit.trim() !== '');
+      assert.ok(reference.source_key.trim() !== '', 'reference.source_key.trim() !== \'\'');
+      assert.ok(reference.unit.trim() !== '', 'reference.unit.trim() !== \'\'');
     }
   });
 
@@ -173,7 +173,7 @@ describe('bundled catalogue', () => {
     assert.equal(catalogue.popular[0], 'usd_free');
     assert.equal(catalogue.popular.length, catalogue.size);
     assert.equal(new Set(catalogue.popular).size, catalogue.size);
-    for (const reference of catalogue.references) assert.ok(catalogue.popular.includes(reference.key));
+    for (const reference of catalogue.references) assert.ok(catalogue.popular.includes(reference.key), 'catalogue.popular.includes(reference.key)');
   });
 });
 
@@ -409,7 +409,7 @@ describe('catalogue validation', () => {
     try {
       popular = loadCatalogue(path).popular;
     } catch (error) {
-      assert.ok(error instanceof CatalogueError);
+      assert.ok(error instanceof CatalogueError, 'error instanceof CatalogueError');
       return; // rejecting the alias is also acceptable
     }
     assert.equal(popular[0], 'eur');

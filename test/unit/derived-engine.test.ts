@@ -62,7 +62,7 @@ describe('derived references in the engine', () => {
     const gold = rate('gold_18k');
     assert.deepEqual([gold.value, gold.status, gold.source], [byHand('2650.123456789', '1023456.789'), 'ok', 'derived']);
     assert.equal(gold.updated_at, rate('gold_ounce').updated_at);
-    assert.ok(rate('usd_free').updated_at! > gold.updated_at!);
+    assert.ok(rate('usd_free').updated_at! > gold.updated_at!, 'rate(\'usd_free\').updated_at! > gold.updated_at!');
     const derived = sources('gold_18k').find((report) => report.name === 'derived')!;
     assert.deepEqual([derived.used, derived.rejected, derived.state], [true, null, 'active']);
     assert.deepEqual(

@@ -49,7 +49,7 @@ describe('HttpSourceReader', () => {
   it('parses a good document, keeping exact digits', async () => {
     handler = json(`{"updated_at":"${HOUR_AGO.toISOString()}","items":{"a":300.50,"b":{"value":12345678901234567890},"bad":-1}}`);
     const data = await new HttpSourceReader(`${base}/feed`, 2000).readIfChanged();
-    assert.ok(data);
+    assert.ok(data, 'data');
     assert.equal(data.items.get('a')?.raw, '300.50');
     assert.equal(data.items.get('b')?.raw, '12345678901234567890');
     assert.equal(data.items.get('a')?.updatedAt, HOUR_AGO.getTime());
@@ -88,7 +88,7 @@ describe('HttpSourceReader', () => {
       res.end('{"items":{"a":1}}');
     };
     const reader = new HttpSourceReader(`${base}/feed`, 2000);
-    assert.ok(await reader.readIfChanged());
+    assert.ok(await reader.readIfChanged(), 'await reader.readIfChanged()');
     assert.equal(seen[0]?.['if-none-match'], undefined);
     assert.equal(await reader.readIfChanged(), null);
     assert.equal(seen[1]?.['if-none-match'], '"v1"');
@@ -113,7 +113,7 @@ describe('HttpSourceReader', () => {
       else json('{"items":', { etag: '"broken"' })(_req, res);
     };
     const reader = new HttpSourceReader(`${base}/feed`, 2000);
-    assert.ok(await reader.readIfChanged());
+    assert.ok(await reader.readIfChanged(), 'await reader.readIfChanged()');
     await assert.rejects(reader.readIfChanged(), SourceFormatError);
     await assert.rejects(reader.readIfChanged(), SourceFormatError);
     assert.equal(seen[2]?.['if-none-match'], '"good"');
@@ -126,7 +126,7 @@ describe('HttpSourceReader', () => {
     };
     const reader = new HttpSourceReader(`${base}/feed`, 2000);
     await assert.rejects(reader.readIfChanged(), (error: unknown) => {
-      assert.ok(error instanceof SourceReadError);
+      assert.ok(error instanceof SourceReadError, 'error instanceof SourceReadError');
       assert.equal(error.message, 'HTTP 500');
       assert.equal(describeReadError(error), 'HTTP 500');
       return true;
@@ -151,7 +151,7 @@ describe('HttpSourceReader', () => {
       return true;
     });
     // Ended by its own timeout, not left to hang.
-    assert.ok(Date.now() - started < HANG_MS);
+    assert.ok(Date.now() - started < HANG_MS, 'Date.now() - started < HANG_MS');
   });
 
   it('refuses a response announced as larger than 16 MiB before reading it', async () => {
@@ -168,7 +168,7 @@ describe('HttpSourceReader', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     await assert.rejects(new HttpSourceReader(`http://127.0.0.1:${port}/`, 1000).readIfChanged(), (error: unknown) => {
-      assert.ok(!describeReadError(error).includes('/'));
+      assert.ok(!describeReadError(error).includes('/'), '!describeReadError(error).includes(\'/\')');
       return true;
     });
   });

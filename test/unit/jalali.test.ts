@@ -79,7 +79,7 @@ describe('time input (from, to, at, CSV dates)', () => {
         (error: Error & { code?: string }) => error.code === 'INVALID_PARAMETER' && error.message.startsWith('Query parameter "to" is invalid') && why.test(error.message),
         text,
       );
-      assert.ok('error' in readTimeInput(text));
+      assert.ok('error' in readTimeInput(text), '\'error\' in readTimeInput(text)');
     }
   });
 });

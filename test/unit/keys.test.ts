@@ -127,9 +127,9 @@ describe('renderDetail', () => {
 
   it('embeds the prepared rate JSON, keeping the raw number text', () => {
     const { body } = render('gold_18k,usd_free');
-    assert.ok(body.includes(snapshot.rates.get('gold_18k')!.json));
-    assert.ok(body.includes('"value":300.50,'));
-    assert.ok(body.includes('"value":1200000,'));
+    assert.ok(body.includes(snapshot.rates.get('gold_18k')!.json), 'body.includes(snapshot.rates.get(\'gold_18k\')!.json)');
+    assert.ok(body.includes('"value":300.50,'), 'body.includes(\'"value":300.50,\')');
+    assert.ok(body.includes('"value":1200000,'), 'body.includes(\'"value":1200000,\')');
   });
 
   it('resolves an alias to its canonical key', () => {

@@ -41,7 +41,7 @@ describe('the window the rate-limit headers name', () => {
       decisions.map((d) => d.remaining),
       Array.from({ length: 30 }, (_, i) => 39 - i),
     );
-    assert.ok(decisions.every((d) => d.limit === 40 && d.allowed));
+    assert.ok(decisions.every((d) => d.limit === 40 && d.allowed), 'decisions.every((d) => d.limit === 40 && d.allowed)');
   });
 
   it('stays the minute for a day the minute spends exactly (60 a minute, 86,400 a day), used flat out with jitter', () => {
@@ -49,7 +49,7 @@ describe('the window the rate-limit headers name', () => {
     const times = Array.from({ length: 600 }, (_, i) => DAY + 500 + i * SECOND + (i % 3) * 7);
     const decisions = answers(spec, times);
     assert.equal(runs(decisions), 'minute×600');
-    assert.ok(decisions.every((d) => d.allowed && d.limit === 60));
+    assert.ok(decisions.every((d) => d.allowed && d.limit === 60), 'decisions.every((d) => d.allowed && d.limit === 60)');
   });
 
   it('names the day until what is left of it can no longer run out, then the minute until midnight (600 a minute, 200,000 a day)', () => {

@@ -42,7 +42,7 @@ describe('FileSourceReader', () => {
     const path = join(folder(), 'a.json');
     writeFileSync(path, '{"items":{"x":5}}');
     const reader = new FileSourceReader(path, 1);
-    assert.ok(await reader.readIfChanged());
+    assert.ok(await reader.readIfChanged(), 'await reader.readIfChanged()');
     assert.equal(await reader.readIfChanged(), null);
     const earlier = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
     utimesSync(path, earlier, earlier);
@@ -57,7 +57,7 @@ describe('FileSourceReader', () => {
     const fixed = new Date('2026-01-01T00:00:00Z');
     utimesSync(path, fixed, fixed);
     const reader = new FileSourceReader(path, 1);
-    assert.ok(await reader.readIfChanged());
+    assert.ok(await reader.readIfChanged(), 'await reader.readIfChanged()');
     writeFileSync(path, '{"items":{"x":55}}');
     utimesSync(path, fixed, fixed);
     const again = await reader.readIfChanged();
@@ -121,7 +121,7 @@ describe('SourceMonitor with file sources', () => {
     const state = health(monitor, 'a');
     assert.equal(state.state, 'active');
     assert.equal(state.error, null);
-    assert.ok(state.last_check !== null);
+    assert.ok(state.last_check !== null, 'state.last_check !== null');
     assert.deepEqual(
       monitor.views().map((v) => v.healthy),
       [true, true],
@@ -136,7 +136,7 @@ describe('SourceMonitor with file sources', () => {
     monitor.onChange(() => changes++);
     writeSource(a!.path!, { x: 42 });
     await eventually(() => item(monitor, 'a', 'x')?.raw === '42');
-    assert.ok(changes >= 1);
+    assert.ok(changes >= 1, 'changes >= 1');
   });
 
   it('keeps the last good data of a corrupt file and reports it degraded without a path', async () => {
@@ -147,7 +147,7 @@ describe('SourceMonitor with file sources', () => {
     writeRaw(a!.path!, '{"items": {"x": 8,');
     await eventually(() => health(monitor, 'a').state === 'degraded');
     const error = health(monitor, 'a').error;
-    assert.ok(error !== null && error.length > 0);
+    assert.ok(error !== null && error.length > 0, 'error !== null && error.length > 0');
     assert.match(error, /invalid JSON/);
     assert.ok(!error.includes(dir), `error leaks a path: ${error}`);
     assert.ok(!error.includes('/'), `error leaks a path: ${error}`);
@@ -208,7 +208,7 @@ describe('SourceMonitor with file sources', () => {
     const state = health(monitor, 'a');
     assert.equal(state.state, 'degraded');
     assert.match(state.error ?? '', /older than 60 s/);
-    assert.ok(state.age_seconds !== null && state.age_seconds >= 299 && state.age_seconds <= 302);
+    assert.ok(state.age_seconds !== null && state.age_seconds >= 299 && state.age_seconds <= 302, 'state.age_seconds !== null && state.age_seconds >= 299 && state.age_seconds <= 302');
     // Still readable: the data is kept and the source is not marked failing.
     assert.equal(monitor.views()[0]!.healthy, true);
   });
@@ -303,7 +303,7 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
     assert.equal(snapshot.rates.size, catalogue.size);
     assert.equal(snapshot.counts.ok + snapshot.counts.stale + snapshot.counts.unavailable, catalogue.size);
     assert.equal(snapshot.counts.ok, 1);
-    assert.ok(snapshot.version >= 1);
+    assert.ok(snapshot.version >= 1, 'snapshot.version >= 1');
   });
 
   it('fails over per key to the next source when the first lacks the key', async () => {
@@ -334,7 +334,7 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
     assert.equal(ounce.status, 'stale');
     assert.equal(ounce.source, 'b');
     assert.equal(ounce.value, '2651.25');
-    assert.ok(ounce.stale_seconds !== undefined && ounce.stale_seconds >= 3599 && ounce.stale_seconds <= 3605);
+    assert.ok(ounce.stale_seconds !== undefined && ounce.stale_seconds >= 3599 && ounce.stale_seconds <= 3605, 'ounce.stale_seconds !== undefined && ounce.stale_seconds >= 3599 && ounce.stale_seconds <= 3605');
     const json = JSON.parse(engine.current().rates.get('gold_ounce')!.json) as Record<string, unknown>;
     assert.equal(json.status, 'stale');
     assert.equal(typeof json.stale_seconds, 'number');
@@ -400,8 +400,8 @@ describe('RatesEngine with file sources and the bundled catalogue', () => {
     writeSource(paths.a!, { [USD]: 1002, [EUR]: { value: 1100, updated_at: eurAt } });
     await eventually(() => rate(engine, 'usd_free').value === '1002');
     const next = engine.current();
-    assert.ok(next.version > first.version);
-    assert.ok(published.includes(next.version));
+    assert.ok(next.version > first.version, 'next.version > first.version');
+    assert.ok(published.includes(next.version), 'published.includes(next.version)');
     // An unchanged rate keeps its prepared entry (and so its fingerprint).
     assert.equal(next.rates.get('eur_free'), first.rates.get('eur_free'));
     assert.notEqual(next.rates.get('usd_free'), first.rates.get('usd_free'));

@@ -42,7 +42,7 @@ describe('query parameters from one spec table', () => {
     assert.deepEqual(query.parse('unit=toman&q=usd&in_plan=false&days=7'), { unit: 'toman', q: 'usd', in_plan: false, days: 7 });
     assert.deepEqual(query.parse('q=a+b'), { unit: 'rial', q: 'a b', in_plan: undefined, days: 30 });
     for (const empty of [null, '', '&', '&&']) assert.equal(query.parse(empty), query.none, String(empty));
-    assert.ok(Object.isFrozen(query.none));
+    assert.ok(Object.isFrozen(query.none), 'Object.isFrozen(query.none)');
   });
 
   it('refuse, naming the parameter, what the spec does not allow', () => {

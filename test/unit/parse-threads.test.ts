@@ -72,7 +72,7 @@ describe('document parse threads', () => {
     const on = pool(64 * 1024);
     assert.equal(on.heapMb, 32);
     const objects = Array.from({ length: 200_000 }, (_, i) => `{"s":"S${i}","v":${i}}`).join(',');
-    assert.ok(objects.length > 4 * MiB);
+    assert.ok(objects.length > 4 * MiB, 'objects.length > 4 * MiB');
     await assert.rejects(parse(on, { format: 'mapping', items: { intl_fx_eurusd: '$..*' } }, `{"data":[${objects}]}`), (error: unknown) => {
       assert.ok(error instanceof ParseStoppedError, String(error));
       assert.equal(error.message, `parse needed more than ${on.heapMb} MB of memory`);

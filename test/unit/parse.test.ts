@@ -305,6 +305,6 @@ describe('SourceDocumentParser with the keys wanted', () => {
     const emoji = `${'e'.repeat(62)}😀tail`;
     const data = read(JSON.stringify({ items: { a: 1, [long]: 2, [emoji]: 3 } }), new Set(['a']));
     assert.deepEqual(data.unknownKeys.sample, [`${'k'.repeat(63)}…`, `${'e'.repeat(62)}…`]);
-    assert.ok(data.unknownKeys.sample.every((key) => key.length <= UNKNOWN_KEY_CHARS));
+    assert.ok(data.unknownKeys.sample.every((key) => key.length <= UNKNOWN_KEY_CHARS), 'data.unknownKeys.sample.every((key) => key.length <= UNKNOWN_KEY_CHARS)');
   });
 });

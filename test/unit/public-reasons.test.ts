@@ -49,7 +49,7 @@ describe('publicReasons', () => {
       const reasons = publicReasons(error);
       assert.equal(reasons.length, 1);
       assert.equal(reasons[0]!.en, kind);
-      assert.ok(reasons[0]!.fa.length > 0);
+      assert.ok(reasons[0]!.fa.length > 0, 'reasons[0]!.fa.length > 0');
     });
   }
 

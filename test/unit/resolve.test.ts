@@ -260,8 +260,8 @@ describe('serialiseRate', () => {
 
   it('keeps integers integers and long numbers whole', () => {
     const json = serialiseRate({ ...base, value: '12345678901234567890', updated_at: NOW, status: 'ok', source: 'a' }, format);
-    assert.ok(json.includes('"value":12345678901234567890,'));
-    assert.ok(serialiseRate({ ...base, value: '1200000', updated_at: NOW, status: 'ok', source: 'a' }, format).includes('"value":1200000,'));
+    assert.ok(json.includes('"value":12345678901234567890,'), 'json.includes(\'"value":12345678901234567890,\')');
+    assert.ok(serialiseRate({ ...base, value: '1200000', updated_at: NOW, status: 'ok', source: 'a' }, format).includes('"value":1200000,'), 'serialiseRate({ ...base, value: \'1200000\', updated_at: NOW, status: \'ok\', source: \'a\' }, format).includes(\'"value":1200000,\')');
   });
 
   it('adds stale_seconds before the day fields, only for a stale rate', () => {

@@ -42,11 +42,11 @@ describe('SnapshotCache', () => {
     for (let i = 0; i < 10_000; i++) cache.get(s, everyone, `k${i}`, () => '');
     const empties = cache.held(s);
     assert.ok(empties.entries > 0 && empties.entries < 256, `${empties.entries} empty values kept in 64 KB`);
-    assert.ok(empties.bytes <= 64 * 1024);
+    assert.ok(empties.bytes <= 64 * 1024, 'empties.bytes <= 64 * 1024');
     const t = snapshot(2);
     for (let i = 0; i < 100; i++) cache.get(t, everyone, `k${i}`, () => 'x'.repeat(4096));
     assert.ok(cache.held(t).entries < 16, `${cache.held(t).entries} values of 4 KB kept in 64 KB`);
-    assert.ok(cache.held(t).bytes <= 64 * 1024);
+    assert.ok(cache.held(t).bytes <= 64 * 1024, 'cache.held(t).bytes <= 64 * 1024');
   });
 
   it('finds a kept value without making one', () => {
@@ -93,7 +93,7 @@ describe('DetailRenderer cache', () => {
     const s = serving('usd_free', 'eur_free');
     const plain = renderer.prepare(s, 'usd_free,eur_free', null);
     const long = Array.from({ length: 1800 }, (_, i) => (i % 2 ? ' USD_free ' : 'usd_FREE')).join(',') + ',eur_free';
-    assert.ok(long.length > 16_000);
+    assert.ok(long.length > 16_000, 'long.length > 16_000');
     for (const spelling of ['USD_FREE,EUR_FREE', ' usd_free , eur_free ', 'usd_free,usd_free,eur_free,EUR_free', long]) {
       assert.equal(renderer.prepare(s, spelling, null), plain, JSON.stringify(spelling.slice(0, 40)));
     }
@@ -118,6 +118,6 @@ describe('DetailRenderer cache', () => {
     }
     assert.ok(lists > 3000, `${lists} lists`);
     assert.equal(renderer.held(s).entries, 2000);
-    assert.ok(renderer.held(s).bytes <= 4 * 1024 * 1024);
+    assert.ok(renderer.held(s).bytes <= 4 * 1024 * 1024, 'renderer.held(s).bytes <= 4 * 1024 * 1024');
   });
 });

@@ -169,7 +169,7 @@ describe('the monitor, the one owner of a source’s health', () => {
     monitor.hearScreening(new Map());
     monitor.hearScreening(verdicts([['x_free', outlier('a')]]));
     assert.deepEqual([of('a').outliers, of('a').outliers_total], [1, 2], 'rejected anew after a snapshot without it');
-    assert.ok(told.length > toldBefore);
+    assert.ok(told.length > toldBefore, 'told.length > toldBefore');
     const quiet = told.length;
     monitor.hearScreening(verdicts([['x_free', outlier('a')]]));
     assert.equal(told.length, quiet, 'unchanged health is not told as a change');
@@ -265,7 +265,7 @@ describe('logging through the process logger', () => {
       [40, 'sources', 'feed', failures[1]![3]],
     ]);
     assert.match(String(failures[1]![3]), /^invalid JSON/);
-    assert.ok(health(monitor).state === 'active');
+    assert.ok(health(monitor).state === 'active', 'health(monitor).state === \'active\'');
   });
 
   it('logs a source that starts down, and the clock taking a source past its max age', async () => {

@@ -88,9 +88,9 @@ describe('public status page', () => {
       NOW,
     );
     assert.ok(!page.includes('Unexpected token'), 'the parser message is not shown');
-    assert.ok(page.includes('سند نامعتبر') && page.includes('invalid document'));
+    assert.ok(page.includes('سند نامعتبر') && page.includes('invalid document'), 'page.includes(\'سند نامعتبر\') && page.includes(\'invalid document\')');
     // The status code is the reason (the source was reached); nothing else of the upstream's answer is shown.
-    assert.ok(page.includes('منبع با خطای HTTP ۵۰۲ پاسخ داد') && page.includes('source answered HTTP 502'));
+    assert.ok(page.includes('منبع با خطای HTTP ۵۰۲ پاسخ داد') && page.includes('source answered HTTP 502'), 'page.includes(\'منبع با خطای HTTP ۵۰۲ پاسخ داد\') && page.includes(\'source answered HTTP 502\')');
     assert.ok(page.includes('داده قدیمی‌تر از ۶۰۰ ثانیه') && page.includes('3 values dropped'), 'known reasons keep their counts');
   });
 });
@@ -127,9 +127,9 @@ describe('status page sparkline', () => {
     const page = renderStatusPage(status('active', 'all services active', [source('feed', { format: 'mapping', mapped: 12, dropped: 3, dropped_reasons: drops, error: '3 values dropped' }), source('ecb', { format: 'ecb', mapped: 2 })]), time, NOW);
     const visible = text(page);
     assert.ok(visible.includes('JSON mapping: 12 mapped, 3 dropped (path matched nothing 1, not a number 2)'), visible);
-    assert.ok(visible.includes('نگاشت JSON: ۱۲ مقدار خوانده شد، ۳ کنار گذاشته شد (مسیر به مقداری نرسید ۱، مقدار عدد نیست ۲)'));
-    assert.ok(visible.includes('ECB reference rates: 2 mapped'));
-    assert.ok(page.includes('data-label="اقلام · Items"'));
+    assert.ok(visible.includes('نگاشت JSON: ۱۲ مقدار خوانده شد، ۳ کنار گذاشته شد (مسیر به مقداری نرسید ۱، مقدار عدد نیست ۲)'), 'visible.includes(\'نگاشت JSON: ۱۲ مقدار خوانده شد، ۳ کنار گذاشته شد (مسیر به مقداری نرسید ۱، مقدار عدد نیست ۲)\')');
+    assert.ok(visible.includes('ECB reference rates: 2 mapped'), 'visible.includes(\'ECB reference rates: 2 mapped\')');
+    assert.ok(page.includes('data-label="اقلام · Items"'), 'page.includes(\'data-label="اقلام · Items"\')');
     for (const key of ['ir_fx_free_usd_sell', 'ir_fx_free_gbp', '<i>x</i>']) assert.ok(!page.includes(key), `the page names "${key}"`);
   });
 

@@ -29,7 +29,7 @@ describe('ThreadPool', () => {
       await eventually(() => pool.threads.length === 0, 10_000);
       await assert.rejects(pool.run(1), WorkerFailedError);
       await pool.close();
-      assert.ok((await first) instanceof WorkerFailedError);
+      assert.ok((await first) instanceof WorkerFailedError, '(await first) instanceof WorkerFailedError');
     } finally {
       process.off('warning', onWarning);
       await pool.close();

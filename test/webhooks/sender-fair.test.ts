@@ -134,7 +134,7 @@ describe('webhook sender: a dead account cannot starve the others', () => {
     for (const delivery of await store.webhooks.due(clock.now(), 1000)) {
       await store.webhooks.record({ delivery, at: clock.now() - 1, attempt: 1, status_code: null, error: 'timed out after 10 s', duration_ms: 10_000, outcome: 'retrying', next_attempt_at: clock.now(), disable_after_ms: timings.disableAfterMs });
     }
-    assert.ok((await store.webhooks.list(accountId)).every((e) => e.failing_since !== null));
+    assert.ok((await store.webhooks.list(accountId)).every((e) => e.failing_since !== null), '(await store.webhooks.list(accountId)).every((e) => e.failing_since !== null)');
     await store.webhooks.create({ id: 'wh_alive', accountId, url: receivers.url('/ok/alive'), secret: newSecret(), rules: ['usd_free>1'], events: [] });
     const s = startSender();
     await eventually(() => receivers.open() >= 1, 10_000);

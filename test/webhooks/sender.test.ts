@@ -86,10 +86,10 @@ describe('webhook sender: giving up and disabling', () => {
     assert.deepEqual([counted('retrying'), counted('given_up')], [attempts.length - 1, 1], JSON.stringify(log));
     assert.ok(log.length <= 4, `${log.length} entries for ${attempts.length} attempts`);
     assert.equal(log[0]!.outcome, 'given_up');
-    assert.ok(log.every((line) => line.status_code === 500 && line.error === 'HTTP 500'));
+    assert.ok(log.every((line) => line.status_code === 500 && line.error === 'HTTP 500'), 'log.every((line) => line.status_code === 500 && line.error === \'HTTP 500\')');
     const [endpoint] = await store.webhooks.list(accountId);
     assert.equal(endpoint!.state, 'enabled', 'not yet failing for 3 days');
-    assert.ok(endpoint!.failing_since !== null && Math.abs(endpoint!.failing_since - started) < 1000);
+    assert.ok(endpoint!.failing_since !== null && Math.abs(endpoint!.failing_since - started) < 1000, 'endpoint!.failing_since !== null && Math.abs(endpoint!.failing_since - started) < 1000');
   });
 
   it('an endpoint whose every attempt failed for (scaled) 3 days is disabled, says so in its log, and gets nothing more', async () => {

@@ -34,7 +34,7 @@ describe('catalogue with a key: in_plan and Persian-aware search', () => {
 
   it('marks each reference in or out of the caller’s allowance', async () => {
     const all = await list('/v1/rates', chosen);
-    assert.ok(all.length > 300);
+    assert.ok(all.length > 300, 'all.length > 300');
     assert.deepEqual(all.filter((r) => r.in_plan).map((r) => r.key).sort(), ['coin_emami', 'usd_free']);
     assert.ok((await list('/v1/rates')).every((r) => r.in_plan), 'an account without a reference limit has every reference');
   });
@@ -95,10 +95,10 @@ describe('catalogue with a key: in_plan and Persian-aware search', () => {
 
   it('is case-insensitive and matches Persian digits as ASCII', async () => {
     const lower = await list('/v1/rates?q=btc');
-    assert.ok(lower.length > 0);
+    assert.ok(lower.length > 0, 'lower.length > 0');
     assert.deepEqual((await list('/v1/rates?q=BTC')).map((r) => r.key), lower.map((r) => r.key));
     const persianDigits = await list(`/v1/rates?q=${encodeURIComponent('۱۸ عیار')}`);
-    assert.ok(persianDigits.length > 0);
+    assert.ok(persianDigits.length > 0, 'persianDigits.length > 0');
     assert.deepEqual((await list(`/v1/rates?q=${encodeURIComponent('18 عیار')}`)).map((r) => r.key), persianDigits.map((r) => r.key));
   });
 });

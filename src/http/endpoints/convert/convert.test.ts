@@ -77,7 +77,7 @@ describe('convert and jewellery', () => {
         [['gold_18k', 72345678, 'IRR', 'ok']],
       );
       assert.match(String(response.headers['cache-control']), /^private, max-age=\d+$/);
-      assert.ok(response.headers.etag);
+      assert.ok(response.headers.etag, 'response.headers.etag');
     });
 
     it('the same in rial, through an alias, and back from rial to grams', async () => {

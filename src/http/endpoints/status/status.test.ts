@@ -67,7 +67,7 @@ describe('status of the history and the push stream', () => {
     // The newest close the store holds is what is reported (to the second).
     const stored = await harness.store.history.newestClose();
     assert.ok(stored !== null && Math.abs(Date.parse(history.last_written!) - stored) < 1000, `${history.last_written} vs ${stored}`);
-    assert.ok(Date.parse(history.last_written!) <= Date.now() && Date.parse(history.last_written!) > before - 120_000);
+    assert.ok(Date.parse(history.last_written!) <= Date.now() && Date.parse(history.last_written!) > before - 120_000, 'Date.parse(history.last_written!) <= Date.now() && Date.parse(history.last_written!) > before - 120_000');
     const html = await page();
     assert.match(html, /History \(candles\)/);
     assert.match(html, /One-minute candles 30 days; hourly and daily for good/);
