@@ -61,6 +61,7 @@ describe('ThreadPool', () => {
   });
 
   it('runs a named export once on each of its threads, a busy one included', async () => {
+    // The worker imports the pool module as this file runs: TypeScript through tsx, or the suite's compiled copy.
     const worker = join(dir.path, 'each.mjs');
     const marks = join(dir.path, 'marks.txt');
     writeFileSync(marks, '');
@@ -68,7 +69,7 @@ describe('ThreadPool', () => {
       worker,
       `import { appendFileSync } from 'node:fs';\n` +
         `import { threadId } from 'node:worker_threads';\n` +
-        `import { allThreadsArrived } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, '../../src/threads/pool.ts')).href)};\n` +
+        `import { allThreadsArrived } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, `../../src/threads/pool.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`)).href)};\n` +
         `export default async (ms) => { await new Promise((resolve) => setTimeout(resolve, ms)); return threadId; };\n` +
         `export async function mark(task) { appendFileSync(${JSON.stringify(marks)}, threadId + '\\n'); await allThreadsArrived(task); }\n`,
     );
