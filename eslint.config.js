@@ -21,8 +21,8 @@ const LAYERS = [
   { files: ['src/roles/**'], forbidden: ['cli', 'server', 'runtime'] },
   { files: ['src/domain/**'], forbidden: ['compat', 'catalogue', 'sources', 'store', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server', 'config', 'config-checks', 'threads'] },
   { files: ['src/catalogue/**', 'src/sources/**', 'src/store/**', 'src/threads/**'], forbidden: ['compat', 'access', 'usage', 'live', 'bus', 'roles', 'history', 'webhooks', 'stream', 'render', 'web', 'http', 'cli', 'demo', 'app', 'runtime', 'server'] },
-  { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/webhooks/**'], forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'] },
-  { files: ['src/history/**'], ignores: HISTORY_ABOVE, forbidden: ['compat', 'render', 'web', 'http', 'cli', 'roles', 'app', 'runtime', 'server'], ownFolders: HISTORY_BODIES },
+  { files: ['src/access/**', 'src/usage/**', 'src/live/**', 'src/bus/**', 'src/webhooks/**'], forbidden: ['compat', 'render', 'web', 'stream', 'http', 'cli', 'demo', 'roles', 'app', 'runtime', 'server', ...HISTORY_BODIES.map((folder) => `history/${folder}`)] },
+  { files: ['src/history/**'], ignores: HISTORY_ABOVE, forbidden: ['compat', 'render', 'web', 'stream', 'http', 'cli', 'demo', 'roles', 'app', 'runtime', 'server'], ownFolders: HISTORY_BODIES },
   { files: ['src/render/**', 'src/web/**', 'src/stream/**', 'src/compat/**', ...HISTORY_ABOVE], forbidden: ['http', 'cli', 'roles', 'app', 'runtime', 'server'] },
   { files: ['src/http/**'], forbidden: ['cli', 'roles', 'app', 'runtime', 'server'] },
 ];

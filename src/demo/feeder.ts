@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { PACKAGE_ROOT } from '../config.js';
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { SourceConfig } from '../sources/monitor.js';
 
 export const LEVELS_FILE = join(PACKAGE_ROOT, 'data', 'demo', 'levels.json');
@@ -40,6 +41,8 @@ export class DemoFeeder {
     private readonly random: () => number = Math.random,
     private readonly log: (line: string) => void = () => {},
     catalogue?: Catalogue,
+    /** The service's clock, so a server whose clock is shifted (tests) reads documents of its own time. */
+    private readonly clock: Clock = systemClock,
   ) {
     const levels = JSON.parse(readFileSync(LEVELS_FILE, 'utf8')) as Record<string, number>;
     const fixed = new Set(JSON.parse(readFileSync(FIXED_FILE, 'utf8')) as string[]);
@@ -49,11 +52,11 @@ export class DemoFeeder {
     const currencies = new Map(catalogue?.references.map((reference) => [reference.source_key, reference.currency]));
     this.items = Object.entries(levels).map(([key, level]) => ({ key, level, fixed: fixed.has(key), currency: currencies.get(key) }));
     for (const item of this.items) this.prices.set(item.key, item.level);
-    this.nextIncidentAt = Date.now() + 45_000 + this.random() * 45_000;
+    this.nextIncidentAt = this.clock.now() + 45_000 + this.random() * 45_000;
   }
 
   /** Write every source once, synchronously, so a server starting now finds data. */
-  writeAll(now = Date.now()): void {
+  writeAll(now = this.clock.now()): void {
     this.step();
     this.sources.forEach((source, index) => {
       if (this.incident?.source === index && this.incident.kind === 'lag') return;
@@ -68,7 +71,7 @@ export class DemoFeeder {
   start(): void {
     this.writeAll();
     this.timer = setInterval(() => {
-      const now = Date.now();
+      const now = this.clock.now();
       this.planIncidents(now);
       this.writeAll(now);
     }, TICK_MS);

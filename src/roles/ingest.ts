@@ -152,7 +152,7 @@ export class IngestRole {
 
   private async begin(): Promise<void> {
     const { config, catalogue, sourcePriority, screening, derived, time, logger, bus } = this.options;
-    const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue) : null;
+    const feeder = config.demo ? new DemoFeeder(config.sources, Math.random, (line) => logger.info({ part: 'demo' }, line), catalogue, time.clock) : null;
     feeder?.start();
     // Only the catalogue's keys are ever looked up: a source's other items are counted, never stored.
     const wantedKeys = new Set(catalogue.references.map((reference) => reference.source_key));

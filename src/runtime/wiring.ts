@@ -90,6 +90,9 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
   const role = options.role ?? 'all';
   const time = new ZoneTime(config.timezone, options.clock ?? (config.clockShiftMs ? new ShiftedClock(config.clockShiftMs) : undefined));
   const logger = options.logger ?? createLogger(config.logLevel);
+  // Test-only knobs, said aloud: a node running on them would disagree with its peers on windows, days and ages.
+  if (config.clockShiftMs) logger.warn({ shiftMs: config.clockShiftMs }, 'NERKH_CLOCK_SHIFT_MS is set: this node reads a shifted clock (for tests only)');
+  if (config.webhooks.timeScale !== 1) logger.warn({ timeScale: config.webhooks.timeScale }, 'NERKH_WEBHOOK_TIME_SCALE is set: webhook durations are scaled (for tests only)');
   const { catalogue, plans, sourcePriority, screening, derived, marketOf } = loadReferenceData(config);
   const markets = new Markets(config.markets, marketOf);
 

@@ -22,7 +22,8 @@ describe('rate-limit headers on consecutive answers', { timeout: 150_000 }, () =
   const dataDir = join(tmp.path, 'data');
   const configPath = join(tmp.path, 'nerkh.config.json');
   const env = { NERKH_DATA_DIR: dataDir, NERKH_CONFIG: configPath };
-  const clock = minuteStartClock();
+  /** Set as the server starts (after the accounts are made), so its minute begins then. */
+  let clock: ReturnType<typeof minuteStartClock>;
   let server: ServerProcess;
   const keys: Record<string, string> = {};
 
@@ -43,6 +44,7 @@ describe('rate-limit headers on consecutive answers', { timeout: 150_000 }, () =
       await cliOk(cleanEnv(env), ['accounts', 'add', `${plan}-board`, '--plan', plan]);
       keys[plan] = (JSON.parse((await cliOk(cleanEnv(env), ['keys', 'issue', `${plan}-board`, '--json'])).stdout) as { key: string }).key;
     }
+    clock = minuteStartClock();
     server = await startServer({ ...env, ...clock.env });
   });
 

@@ -48,8 +48,10 @@ if (!services.skip) assertBuilt();
 describe('several nodes on Redis and PostgreSQL', services, () => {
   // Every node's clock starts at the top of a minute (one shift for all, so they agree): the 60/min burst,
   // the file's first test, falls in one minute window without waiting for one. Sources are stamped on that clock.
-  const clock = minuteStartClock();
-  const cluster = new Cluster('scale', clock.env);
+  // The shift is chosen as the nodes start (before()); until then the file's clock is the wall clock.
+  let clock: { now(): number } = { now: () => Date.now() };
+  const shifted: Record<string, string> = {};
+  const cluster = new Cluster('scale', shifted);
   const { dir, configPath, nodes } = cluster;
   const sourcePath = join(dir.path, 'alpha.json');
   let store: Store;
@@ -107,6 +109,9 @@ describe('several nodes on Redis and PostgreSQL', services, () => {
       if (name === 'metered') accountIds.metered = account.id;
     }
     // The first node alone migrates nothing new (the store above did) but takes the lease; the others join it.
+    const minuteStart = minuteStartClock();
+    Object.assign(shifted, minuteStart.env);
+    clock = minuteStart;
     await cluster.start('a', 'b', 'c');
   });
 
