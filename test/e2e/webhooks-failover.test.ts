@@ -57,6 +57,19 @@ describe('webhooks on two nodes with a leader killed', services, () => {
   const served = (node: ServerProcess, value: number) =>
     pollUntil(() => get(node.base, '/v1/rates/usd_free', key), (r) => (r.json as { rates?: { value: number }[] }).rates?.[0]?.value === value, 8000, 50, (r) => r.text.slice(0, 300));
 
+  /**
+   * Every delivery queued for `username`'s endpoint at `path` has been attempted and recorded: the marker
+   * tells only that they were queued, and the sender sends several at once, so a check of "nothing else"
+   * waits for this too.
+   */
+  const drained = (username: string, path: string) =>
+    pollUntil(
+      async () => JSON.parse((await cli('webhooks', 'list', username, '--json')).stdout) as { url: string; pending: number }[],
+      (list) => list.some((endpoint) => endpoint.url.endsWith(path) && endpoint.pending === 0),
+      8000,
+      100,
+      (list) => JSON.stringify(list),
+    );
   before(async () => {
     await cluster.createDatabase();
     await receiver.start();
@@ -110,6 +123,7 @@ describe('webhooks on two nodes with a leader killed', services, () => {
     // The new leader evaluates a later snapshot (with the states it took over) on which /a's rule still holds.
     write('1000760');
     await marked(MARK.higher, 1000760);
+    await drained('alice', '/a');
     const afterTakeover = receiver.on('/a');
     assert.deepEqual(delivered(afterTakeover).map((r) => r.id), [afterTakeover[0]!.id, pendingId], 'the pending delivery, sent by the new leader under its id');
     assert.equal(new Set(afterTakeover.map((r) => r.id)).size, 2, 'the crossing that still holds is not fired again by the new leader');
@@ -121,6 +135,7 @@ describe('webhooks on two nodes with a leader killed', services, () => {
     await waitFor((list) => delivered(list).length >= 3, 5000);
     write('1000810');
     await marked(MARK.highest, 1000810);
+    await drained('alice', '/a');
     const all = receiver.on('/a');
     for (const request of all) assert.equal(request.verifyError, null, `${request.id}: ${request.verifyError}`);
     const ids = delivered(all).map((r) => r.id);

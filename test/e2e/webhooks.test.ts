@@ -86,6 +86,19 @@ describe('webhooks with a real nerkh serve and CLI', () => {
       (list) => JSON.stringify(list.map((r) => [r.event?.data.rule, r.event?.data.value])),
     );
 
+  /**
+   * Every delivery queued for `username`'s endpoint at `path` has been attempted and recorded: the marker
+   * tells only that they were queued, and the sender sends several at once, so a check of "nothing else"
+   * waits for this too.
+   */
+  const drained = (username: string, path: string) =>
+    pollUntil(
+      async () => JSON.parse((await cli('webhooks', 'list', username, '--json')).stdout) as { url: string; pending: number }[],
+      (list) => list.some((endpoint) => endpoint.url.endsWith(path) && endpoint.pending === 0),
+      8000,
+      100,
+      (list) => JSON.stringify(list),
+    );
   before(async () => {
     await receiver.start();
     const sources = [{ name: 'alpha', type: 'file', path: sourcePath, max_age_seconds: 3, poll_seconds: 0.2 }];
@@ -155,6 +168,7 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     await marked(MARK.above, 1000700);
     write('1000400');
     await marked(MARK.below, 1000400);
+    await drained('alice', '/ok');
     assert.equal(receiver.on('/ok').length, 1, 'still true, then false: no delivery');
     write('1000800');
     const second = verified((await waitFor('/ok', 2, 5000)).value);
@@ -163,7 +177,8 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     // A later snapshot on which /ok's rule still holds, evaluated and sent: no second delivery for 1000800.
     write('1000810');
     await marked(MARK.higher, 1000810);
-    assert.equal(receiver.on('/ok').length, 2);
+    await drained('alice', '/ok');
+    assert.equal(receiver.on('/ok').length, 2, 'no second delivery for 1000800');
   });
 
   it('an endpoint answering 500 three times gets the delivery later under the same webhook-id, on the back-off schedule', async () => {
@@ -229,6 +244,7 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     // producer has evaluated /hold with the states it loaded, and its sender has gone past the pending delivery.
     write('998000');
     await marked(MARK.lowest, 998000);
+    await drained('alice', '/hold');
     const after = receiver.on('/hold');
     assert.equal(after.filter((r) => r.answered === 200).length, 1, 'delivered once');
     assert.deepEqual([...new Set(after.map((r) => r.id))], [first.id], 'the rule that still holds after the restart is not fired again');
