@@ -1,13 +1,10 @@
-import type { SharedSnapshot, SnapshotBus } from './snapshot-bus.js';
-import { deliver } from './snapshot-bus.js';
+import { SnapshotHolder, type SharedSnapshot, type SnapshotBus } from './snapshot-bus.js';
 
 /**
  * The embedded bus: one process is its own leader and only subscriber, so a
  * publish is a hand-over in memory.
  */
-export class MemorySnapshotBus implements SnapshotBus {
-  private current: SharedSnapshot | null = null;
-  private readonly listeners = new Set<(shared: SharedSnapshot) => void>();
+export class MemorySnapshotBus extends SnapshotHolder implements SnapshotBus {
   readonly healthy = true;
   /** It only ever holds what this process built. */
   readonly refused = 0;
@@ -21,25 +18,17 @@ export class MemorySnapshotBus implements SnapshotBus {
   constructor(
     private readonly onListenerError: (error: unknown) => void,
     private readonly firstVersion = 1,
-  ) {}
+  ) {
+    super();
+  }
 
   async start(): Promise<void> {}
 
   async publish(shared: SharedSnapshot): Promise<SharedSnapshot> {
     const version = Math.max((this.current?.snapshot.version ?? 0) + 1, this.firstVersion);
     const delivered = { ...shared, snapshot: { ...shared.snapshot, version } };
-    this.current = delivered;
-    deliver(this.listeners, delivered, this.onListenerError);
+    this.hold(delivered, this.onListenerError);
     return delivered;
-  }
-
-  latest(): SharedSnapshot | null {
-    return this.current;
-  }
-
-  subscribe(listener: (shared: SharedSnapshot) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   async close(): Promise<void> {

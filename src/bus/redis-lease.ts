@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { Logger } from '../log.js';
 import { epochOf, type LeaderLease } from './lease.js';
 import type { RedisLink } from './link.js';
-import { LuaScript } from './script.js';
+import { growingCounter, LuaScript } from './script.js';
 
 export const LEASE_TTL_MS = 5000;
 export const RENEW_EVERY_MS = 1000;
@@ -21,12 +21,7 @@ const epochKey = (link: RedisLink): string => link.key('leader:epoch');
 const ACQUIRE = new LuaScript(`
 local holder = redis.call('GET', KEYS[1])
 if holder then return {0, holder} end
-local epoch = redis.call('INCR', KEYS[2])
-local floor = tonumber(ARGV[3])
-if epoch <= floor then
-  epoch = floor + 1
-  redis.call('SET', KEYS[2], epoch)
-end
+${growingCounter('epoch', 'KEYS[2]', 'ARGV[3]')}
 local token = ARGV[1] .. '#' .. epoch
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 return {1, token}

@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js';
+import { ChannelListener } from './channel-listener.js';
 import type { RedisLink } from './link.js';
 import { NOTICE_KINDS, type NoticeKind, type Notices } from './notices.js';
 
@@ -9,12 +10,14 @@ const CONNECT_WAIT_MS = 1000;
 /** Change notices over a Redis channel; the message is the kind's name. */
 export class RedisNotices implements Notices {
   private readonly listeners = new Set<(kind: NoticeKind) => void>();
-  private unsubscribe: (() => void) | null = null;
+  private readonly channel: ChannelListener;
 
   constructor(
     private readonly link: RedisLink,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.channel = new ChannelListener(link, CHANNEL);
+  }
 
   get healthy(): boolean {
     return this.link.healthy;
@@ -22,9 +25,7 @@ export class RedisNotices implements Notices {
 
   /** Listen for notices; resolves once subscribed, or at once when Redis is unreachable. */
   async start(): Promise<void> {
-    if (this.unsubscribe) return;
-    this.unsubscribe = () => {};
-    this.unsubscribe = await this.link.listen(CHANNEL, (message) => this.receive(message));
+    await this.channel.start((message) => this.receive(message));
   }
 
   async notify(kind: NoticeKind): Promise<void> {
@@ -42,8 +43,7 @@ export class RedisNotices implements Notices {
   }
 
   async close(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = null;
+    this.channel.stop();
     this.listeners.clear();
   }
 

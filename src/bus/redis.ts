@@ -1,10 +1,11 @@
 import type { RateTime } from '../live/prepare.js';
 import type { Logger } from '../log.js';
+import { ChannelListener } from './channel-listener.js';
 import type { LeaderLease } from './lease.js';
 import type { RedisLink } from './link.js';
 import { leaseKey } from './redis-lease.js';
-import { LuaScript } from './script.js';
-import { deliver, type SharedSnapshot, type SnapshotBus } from './snapshot-bus.js';
+import { growingCounter, LuaScript } from './script.js';
+import { SnapshotHolder, type SharedSnapshot, type SnapshotBus } from './snapshot-bus.js';
 import { decodeSnapshot, encodeSnapshot, versionOf } from './wire.js';
 
 const CHANNEL = 'snapshots';
@@ -20,12 +21,7 @@ const REFUSAL_LOG_MS = 60_000;
  */
 const PUBLISH = new LuaScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-local version = redis.call('INCR', KEYS[2])
-local floor = tonumber(ARGV[3])
-if version <= floor then
-  version = floor + 1
-  redis.call('SET', KEYS[2], version)
-end
+${growingCounter('version', 'KEYS[2]', 'ARGV[3]')}
 local message = '{"version":' .. string.format('%d', version) .. ',' .. string.sub(ARGV[2], 2)
 redis.call('SET', KEYS[3], message)
 redis.call('PUBLISH', ARGV[4], message)
@@ -47,10 +43,8 @@ export interface RedisBusOptions {
  * hold, so they never go back, and re-read the latest after any reconnect, so
  * a missed message costs at most the wait for the next one.
  */
-export class RedisSnapshotBus implements SnapshotBus {
-  private current: SharedSnapshot | null = null;
-  private readonly listeners = new Set<(shared: SharedSnapshot) => void>();
-  private unsubscribe: (() => void) | null = null;
+export class RedisSnapshotBus extends SnapshotHolder implements SnapshotBus {
+  private readonly channel: ChannelListener;
   private publishFailing = false;
   private refusedCount = 0;
   private refusalLoggedAt = -Infinity;
@@ -62,6 +56,8 @@ export class RedisSnapshotBus implements SnapshotBus {
     private readonly link: RedisLink,
     options: RedisBusOptions,
   ) {
+    super();
+    this.channel = new ChannelListener(link, CHANNEL);
     this.time = options.time;
     this.logger = options.logger;
     this.lease = options.lease;
@@ -77,10 +73,7 @@ export class RedisSnapshotBus implements SnapshotBus {
 
   /** Resolves once the latest snapshot is loaded, or at once if Redis is unreachable (it is loaded on reconnect). */
   async start(): Promise<void> {
-    if (this.unsubscribe) return;
-    this.unsubscribe = () => {};
-    this.unsubscribe = await this.link.listen(
-      CHANNEL,
+    await this.channel.start(
       (message) => this.receive(message),
       () => this.loadLatest(),
     );
@@ -109,18 +102,8 @@ export class RedisSnapshotBus implements SnapshotBus {
     return delivered;
   }
 
-  latest(): SharedSnapshot | null {
-    return this.current;
-  }
-
-  subscribe(listener: (shared: SharedSnapshot) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   async close(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = null;
+    this.channel.stop();
     this.listeners.clear();
   }
 
@@ -154,7 +137,6 @@ export class RedisSnapshotBus implements SnapshotBus {
 
   private accept(shared: SharedSnapshot): void {
     if (this.current && shared.snapshot.version <= this.current.snapshot.version) return;
-    this.current = shared;
-    deliver(this.listeners, shared, (error) => this.logger.error({ part: 'bus', err: error }, 'a snapshot listener failed'));
+    this.hold(shared, (error) => this.logger.error({ part: 'bus', err: error }, 'a snapshot listener failed'));
   }
 }

@@ -22,3 +22,18 @@ export class LuaScript {
     }
   }
 }
+
+/**
+ * Lua setting local `name` to the next value of the counter at `key`, above
+ * the floor in `floorArg` (the highest value the caller has seen): a counter
+ * that only grows, also past a Redis restart that lost it. The lease's epochs
+ * and the bus's snapshot versions are both counted so.
+ */
+export function growingCounter(name: string, key: string, floorArg: string): string {
+  return `local ${name} = redis.call('INCR', ${key})
+local floor = tonumber(${floorArg})
+if ${name} <= floor then
+  ${name} = floor + 1
+  redis.call('SET', ${key}, ${name})
+end`;
+}

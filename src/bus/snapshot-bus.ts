@@ -40,13 +40,32 @@ export interface SnapshotBus {
   close(): Promise<void>;
 }
 
-/** Hand `shared` to each listener; one failing listener never keeps the others from their snapshot. */
-export function deliver(listeners: Iterable<(shared: SharedSnapshot) => void>, shared: SharedSnapshot, onError: (error: unknown) => void): void {
-  for (const listener of listeners) {
-    try {
-      listener(shared);
-    } catch (error) {
-      onError(error);
+/**
+ * What every bus keeps: the newest snapshot this node holds and who is to
+ * hear of newer ones.
+ */
+export abstract class SnapshotHolder {
+  protected current: SharedSnapshot | null = null;
+  protected readonly listeners = new Set<(shared: SharedSnapshot) => void>();
+
+  latest(): SharedSnapshot | null {
+    return this.current;
+  }
+
+  subscribe(listener: (shared: SharedSnapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Keep `shared` as the newest and hand it to each listener; one failing listener never keeps the others from their snapshot. */
+  protected hold(shared: SharedSnapshot, onError: (error: unknown) => void): void {
+    this.current = shared;
+    for (const listener of this.listeners) {
+      try {
+        listener(shared);
+      } catch (error) {
+        onError(error);
+      }
     }
   }
 }

@@ -160,6 +160,17 @@ function parseOrigins(list: string): string[] | null {
   return origins;
 }
 
+/** The plan numbers `accounts set` overrides: the option, where it lands, its least value, and whether it may be "unlimited" (null). */
+const COUNT_OVERRIDES = [
+  { option: '--max-references', from: 'maxReferences', field: 'max_references', min: 1, unlimited: true },
+  { option: '--refresh-interval', from: 'refreshInterval', field: 'refresh_interval_seconds', min: 0, unlimited: false },
+  { option: '--requests-per-minute', from: 'requestsPerMinute', field: 'requests_per_minute', min: 1, unlimited: false },
+  { option: '--requests-per-day', from: 'requestsPerDay', field: 'requests_per_day', min: 1, unlimited: true },
+  { option: '--history-days', from: 'historyDays', field: 'history_days', min: 0, unlimited: true },
+  { option: '--max-streams', from: 'maxStreams', field: 'max_streams', min: 0, unlimited: false },
+  { option: '--max-webhooks', from: 'maxWebhooks', field: 'max_webhooks', min: 0, unlimited: false },
+] as const satisfies readonly { option: string; from: keyof SetOptions; field: keyof PlanOverrides; min: number; unlimited: boolean }[];
+
 /** Per-account plan overrides; null when no override option was given. */
 function parseOverrides(options: SetOptions, base: PlanOverrides): PlanOverrides | null {
   let touched = options.clearOverrides === true;
@@ -171,20 +182,10 @@ function parseOverrides(options: SetOptions, base: PlanOverrides): PlanOverrides
     if (!Number.isInteger(value) || value < min) throw new UsageError(`invalid ${name} "${raw}": expected an integer ≥ ${min}${unlimited ? ' or "unlimited"' : ''}`);
     return value;
   };
-  const maxReferences = count('--max-references', options.maxReferences, 1, true);
-  if (maxReferences !== undefined) base.max_references = maxReferences;
-  const refresh = count('--refresh-interval', options.refreshInterval, 0, false);
-  if (refresh !== undefined && refresh !== null) base.refresh_interval_seconds = refresh;
-  const perMinute = count('--requests-per-minute', options.requestsPerMinute, 1, false);
-  if (perMinute !== undefined && perMinute !== null) base.requests_per_minute = perMinute;
-  const perDay = count('--requests-per-day', options.requestsPerDay, 1, true);
-  if (perDay !== undefined) base.requests_per_day = perDay;
-  const historyDays = count('--history-days', options.historyDays, 0, true);
-  if (historyDays !== undefined) base.history_days = historyDays;
-  const maxStreams = count('--max-streams', options.maxStreams, 0, false);
-  if (maxStreams !== undefined && maxStreams !== null) base.max_streams = maxStreams;
-  const maxWebhooks = count('--max-webhooks', options.maxWebhooks, 0, false);
-  if (maxWebhooks !== undefined && maxWebhooks !== null) base.max_webhooks = maxWebhooks;
+  for (const { option, from, field, min, unlimited } of COUNT_OVERRIDES) {
+    const value = count(option, options[from], min, unlimited);
+    if (value !== undefined) (base as Record<string, number | null>)[field] = value;
+  }
   if (options.services !== undefined) {
     touched = true;
     const services = options.services.split(',').map((s) => s.trim()).filter(Boolean);

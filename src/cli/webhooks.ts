@@ -59,27 +59,23 @@ export function webhookCommands(program: Command): void {
       }),
     );
 
-  webhooks
-    .command('remove <username> <id>')
-    .description('remove an endpoint; its queued deliveries go with it')
-    .action((username: string, id: string) =>
-      withContext(async (context) => {
-        const account = await findAccount(context, username);
-        if (!(await context.store.webhooks.remove(account.id, id))) throw new UsageError(`account "${account.username}" has no webhook endpoint "${id}"`);
-        console.log(`webhook ${id} removed`);
-      }),
-    );
-
-  webhooks
-    .command('enable <username> <id>')
-    .description('enable an endpoint that was disabled after failing for 3 days (its secret is unchanged)')
-    .action((username: string, id: string) =>
-      withContext(async (context) => {
-        const account = await findAccount(context, username);
-        if (!(await context.store.webhooks.enable(account.id, id))) throw new UsageError(`account "${account.username}" has no webhook endpoint "${id}"`);
-        console.log(`webhook ${id} enabled`);
-      }),
-    );
+  // Removing and enabling an endpoint are the same command but for what the store does and the word printed.
+  const endpointActions = [
+    { name: 'remove', description: 'remove an endpoint; its queued deliveries go with it', done: 'removed', act: (context: CliContext, accountId: string, id: string) => context.store.webhooks.remove(accountId, id) },
+    { name: 'enable', description: 'enable an endpoint that was disabled after failing for 3 days (its secret is unchanged)', done: 'enabled', act: (context: CliContext, accountId: string, id: string) => context.store.webhooks.enable(accountId, id) },
+  ];
+  for (const { name, description, done, act } of endpointActions) {
+    webhooks
+      .command(`${name} <username> <id>`)
+      .description(description)
+      .action((username: string, id: string) =>
+        withContext(async (context) => {
+          const account = await findAccount(context, username);
+          if (!(await act(context, account.id, id))) throw new UsageError(`account "${account.username}" has no webhook endpoint "${id}"`);
+          console.log(`webhook ${id} ${done}`);
+        }),
+      );
+  }
 
   webhooks
     .command('log <username>')

@@ -1,17 +1,16 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { etagOf, fnv1a } from '../domain/hash.js';
-import type { RateTime } from '../domain/rate.js';
-import type { PreparedRate, Snapshot } from '../live/snapshot.js';
+import type { Rate, RateTime } from '../domain/rate.js';
+import type { Snapshot } from '../live/snapshot.js';
 import { FixedBody } from '../render/fixed-body.js';
-import { SnapshotCache } from '../render/snapshot-cache.js';
 import { leftOutHeaders, noneLeftOut } from './left-out.js';
 import type { PeerAnswer } from './peer-answer.js';
-import { bindPeerMap, BRSAPI_GROUPS, readBrsapiFile, type BrsapiEntry, type Mapped, type PeerMap } from './peers.js';
+import { PeerFeed } from './peer-feed.js';
+import { BRSAPI_GROUPS, readBrsapiFile, type BrsapiEntry, type Mapped } from './peers.js';
 import { brsapiTime, unixSeconds } from './peer-time.js';
 
 /** One answer per snapshot and allowance (about 15 KB); plans are few. */
 const BOUNDS = { entries: 256, bytes: 8 * 1024 * 1024 };
-const SNAPSHOTS_KEPT = 4;
 const EVERY_REFERENCE = Symbol('every reference');
 
 /**
@@ -22,17 +21,9 @@ const EVERY_REFERENCE = Symbol('every reference');
  * Prepared once per snapshot and allowance; only the plan's references
  * appear (the others are named in x-nerkh-denied-items).
  */
-export class BrsapiMarket {
-  readonly map: PeerMap<BrsapiEntry>;
-  private readonly cache = new SnapshotCache<PeerAnswer>(BOUNDS.entries, SNAPSHOTS_KEPT, BOUNDS.bytes, (answer) => answer.body.size + 64 * answer.headers.length);
-  private readonly written = new WeakMap<PreparedRate, Map<string, string>>();
-
-  constructor(
-    catalogue: Catalogue,
-    private readonly time: RateTime,
-    entries: readonly BrsapiEntry[] = readBrsapiFile(),
-  ) {
-    this.map = bindPeerMap(entries, catalogue, (entry) => entry.symbol);
+export class BrsapiMarket extends PeerFeed<BrsapiEntry, PeerAnswer> {
+  constructor(catalogue: Catalogue, time: RateTime, entries: readonly BrsapiEntry[] = readBrsapiFile()) {
+    super(catalogue, time, entries, (entry) => entry.symbol, BOUNDS);
   }
 
   prepare(snapshot: Snapshot, allowance: ReadonlySet<string> | null): PeerAnswer {
@@ -60,21 +51,14 @@ export class BrsapiMarket {
     return { body: new FixedBody(Buffer.from(whole)), etag: etagOf('bm', fnv1a(headers.join('\n'), fnv1a(whole))), headers };
   }
 
-  private entry(prepared: PreparedRate, mapped: Mapped<BrsapiEntry>): string {
-    let bySymbol = this.written.get(prepared);
-    if (bySymbol === undefined) this.written.set(prepared, (bySymbol = new Map()));
-    let entry = bySymbol.get(mapped.name);
-    if (entry === undefined) {
-      const rate = prepared.rate;
-      const at = rate.updated_at!;
-      const { symbol, name_en, name, unit } = mapped.entry;
-      entry =
-        `{"date":"${this.time.jalaliDate(at)}","time":"${brsapiTime(this.time, at)}","time_unix":${unixSeconds(at)}` +
-        `,"symbol":${JSON.stringify(symbol)},"name_en":${JSON.stringify(name_en)},"name":${JSON.stringify(name)}` +
-        `,"price":${mapped.unit.of(rate.value!)},"change_value":${rate.change === null ? 'null' : mapped.unit.of(rate.change)}` +
-        `,"change_percent":${rate.change_percent ?? 'null'},"unit":${JSON.stringify(unit)}}`;
-      bySymbol.set(mapped.name, entry);
-    }
-    return entry;
+  protected write(rate: Rate, mapped: Mapped<BrsapiEntry>): string {
+    const at = rate.updated_at!;
+    const { symbol, name_en, name, unit } = mapped.entry;
+    return (
+      `{"date":"${this.time.jalaliDate(at)}","time":"${brsapiTime(this.time, at)}","time_unix":${unixSeconds(at)}` +
+      `,"symbol":${JSON.stringify(symbol)},"name_en":${JSON.stringify(name_en)},"name":${JSON.stringify(name)}` +
+      `,"price":${mapped.unit.of(rate.value!)},"change_value":${rate.change === null ? 'null' : mapped.unit.of(rate.change)}` +
+      `,"change_percent":${rate.change_percent ?? 'null'},"unit":${JSON.stringify(unit)}}`
+    );
   }
 }

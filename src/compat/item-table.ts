@@ -15,27 +15,22 @@ export function switchingTables(catalogue: Catalogue, navasan: readonly NavasanE
   const lines = [
     TABLE_START,
     '',
-    '### navasan items',
-    '',
-    '| item | Nerkh reference | value in | per |',
-    '|---|---|---|---|',
-    ...navasan.map((entry) => {
+    ...itemTable('navasan items', ['item', 'Nerkh reference', 'value in', 'per'], navasan.map((entry) => {
       const reference = referenceOf(catalogue, entry.reference);
       return `| \`${entry.item}\` | \`${reference.key}\` (${reference.title_en}) | ${unitWords(reference, entry.divisor)} | ${perWords(reference, entry.divisor)} |`;
-    }),
-    '',
-    '### BrsApi symbols',
-    '',
-    '| symbol | group | Nerkh reference | price in | per |',
-    '|---|---|---|---|---|',
-    ...brsapi.map((entry) => {
+    })),
+    ...itemTable('BrsApi symbols', ['symbol', 'group', 'Nerkh reference', 'price in', 'per'], brsapi.map((entry) => {
       const reference = referenceOf(catalogue, entry.reference);
       return `| \`${entry.symbol}\` | \`${entry.group}\` | \`${reference.key}\` (${reference.title_en}) | ${unitWords(reference, entry.divisor)} (\`${entry.unit}\`) | ${perWords(reference, entry.divisor)} |`;
-    }),
-    '',
+    })),
     TABLE_END,
   ];
   return lines.join('\n');
+}
+
+/** One peer's table under its heading: the header row and its rule, a row a mapped name, then a blank line. */
+function itemTable(heading: string, columns: string[], rows: string[]): string[] {
+  return [`### ${heading}`, '', `| ${columns.join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows, ''];
 }
 
 function referenceOf(catalogue: Catalogue, key: string): Reference {

@@ -1,17 +1,16 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { etagOf, fnv1a } from '../domain/hash.js';
-import type { RateTime } from '../domain/rate.js';
-import type { Snapshot, PreparedRate } from '../live/snapshot.js';
+import type { Rate, RateTime } from '../domain/rate.js';
+import type { Snapshot } from '../live/snapshot.js';
 import { FixedBody } from '../render/fixed-body.js';
-import { SnapshotCache } from '../render/snapshot-cache.js';
 import { leftOutHeaders, noneLeftOut } from './left-out.js';
-import { bindPeerMap, readNavasanFile, type Mapped, type NavasanEntry, type PeerMap } from './peers.js';
+import { PeerFeed } from './peer-feed.js';
+import { readNavasanFile, type Mapped, type NavasanEntry } from './peers.js';
 import { navasanDateTime, unixSeconds } from './peer-time.js';
 import type { PeerAnswer } from './peer-answer.js';
 
 /** Per snapshot: answers of a few items (well under 1 KB each) and the whole list (about 10 KB). */
 const BOUNDS = { entries: 2_000, bytes: 4 * 1024 * 1024 };
-const SNAPSHOTS_KEPT = 4;
 const EVERY_REFERENCE = Symbol('every reference');
 /** The key of an answer asked without `item`: every mapped item the plan allows. */
 const ALL_ITEMS = '';
@@ -25,18 +24,9 @@ const ALL_ITEMS = '';
  * or without a value are left out and named in headers; stale ones are
  * served and named.
  */
-export class NavasanLatest {
-  readonly map: PeerMap<NavasanEntry>;
-  private readonly cache = new SnapshotCache<PeerAnswer & { namesUnknown: boolean }>(BOUNDS.entries, SNAPSHOTS_KEPT, BOUNDS.bytes, (answer) => answer.body.size + 64 * answer.headers.length);
-  /** Each rate's entries as written, by item (a rate is shared by every snapshot it did not change in, and goes with them). */
-  private readonly written = new WeakMap<PreparedRate, Map<string, string>>();
-
-  constructor(
-    catalogue: Catalogue,
-    private readonly time: RateTime,
-    entries: readonly NavasanEntry[] = readNavasanFile(),
-  ) {
-    this.map = bindPeerMap(entries, catalogue, (entry) => entry.item);
+export class NavasanLatest extends PeerFeed<NavasanEntry, PeerAnswer & { namesUnknown: boolean }> {
+  constructor(catalogue: Catalogue, time: RateTime, entries: readonly NavasanEntry[] = readNavasanFile()) {
+    super(catalogue, time, entries, (entry) => entry.item, BOUNDS);
   }
 
   /** `items`: the `item` parameter as given (comma-separated names, any case), or undefined for every allowed item. */
@@ -84,20 +74,13 @@ export class NavasanLatest {
     return { body: new FixedBody(Buffer.from(whole)), etag: etagOf('nv', fnv1a(headers.join('\n'), fnv1a(whole))), headers, namesUnknown: left.unknown.length > 0 };
   }
 
-  /** `"<item>":{…}` for a rate, written once per rate and item. */
-  private entry(prepared: PreparedRate, mapped: Mapped<NavasanEntry>): string {
-    let byItem = this.written.get(prepared);
-    if (byItem === undefined) this.written.set(prepared, (byItem = new Map()));
-    let entry = byItem.get(mapped.name);
-    if (entry === undefined) {
-      const rate = prepared.rate;
-      const at = rate.updated_at!;
-      entry =
-        `${JSON.stringify(mapped.name)}:{"value":"${mapped.unit.of(rate.value!)}","change":${rate.change === null ? 'null' : mapped.unit.of(rate.change)}` +
-        `,"timestamp":${unixSeconds(at)},"date":"${navasanDateTime(this.time, at)}"}`;
-      byItem.set(mapped.name, entry);
-    }
-    return entry;
+  /** `"<item>":{…}` for a rate. */
+  protected write(rate: Rate, mapped: Mapped<NavasanEntry>): string {
+    const at = rate.updated_at!;
+    return (
+      `${JSON.stringify(mapped.name)}:{"value":"${mapped.unit.of(rate.value!)}","change":${rate.change === null ? 'null' : mapped.unit.of(rate.change)}` +
+      `,"timestamp":${unixSeconds(at)},"date":"${navasanDateTime(this.time, at)}"}`
+    );
   }
 }
 

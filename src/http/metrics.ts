@@ -174,34 +174,24 @@ export function createMetrics(clock: Clock, sourceHealth: (now: number) => Sourc
       },
     });
   }
-  const backlog: [string, string, keyof UsageBacklog][] = [
-    ['nerkh_usage_pending_requests', 'Requests counted in memory and not yet written to the store', 'pendingRequests'],
-    ['nerkh_usage_pending_error_entries', 'Error-log entries (one per account, service, error and minute) held in memory and not yet written to the store; the running minute is written once it has passed', 'pendingErrors'],
-    ['nerkh_usage_dropped_requests', 'Requests since start whose usage count was dropped because the in-memory buffer was full', 'droppedRequests'],
-    ['nerkh_usage_dropped_error_entries', 'Error-log entries since start dropped because the in-memory buffer was full', 'droppedErrors'],
+  // The backlogs of usage and (where this node records it) history, read at scrape time; a reading of undefined leaves the gauge unset.
+  const backlogs: [string, string, () => number | undefined][] = [
+    ['nerkh_usage_pending_requests', 'Requests counted in memory and not yet written to the store', () => background.usage().pendingRequests],
+    ['nerkh_usage_pending_error_entries', 'Error-log entries (one per account, service, error and minute) held in memory and not yet written to the store; the running minute is written once it has passed', () => background.usage().pendingErrors],
+    ['nerkh_usage_dropped_requests', 'Requests since start whose usage count was dropped because the in-memory buffer was full', () => background.usage().droppedRequests],
+    ['nerkh_usage_dropped_error_entries', 'Error-log entries since start dropped because the in-memory buffer was full', () => background.usage().droppedErrors],
+    ['nerkh_history_pending_candles', 'History candles (minute, hour, day) changed in memory and not yet written to the store', () => background.history?.().pendingCandles],
+    ['nerkh_history_dropped_candles', 'Minute candles since start dropped because the in-memory buffer was full while the store was away', () => background.history?.().droppedCandles],
+    ['nerkh_history_recording_busy_seconds', 'Seconds since start the recorder held the event loop: recording served values and handing batches to the store (with SQLite the whole write)', () => background.history?.().busySeconds],
   ];
-  for (const [name, help, field] of backlog) {
+  for (const [name, help, read] of backlogs) {
     new Gauge({
       name,
       help,
       registers: [registry],
       collect() {
-        this.set(background.usage()[field]);
-      },
-    });
-  }
-  const historyBacklog: [string, string, keyof HistoryBacklog][] = [
-    ['nerkh_history_pending_candles', 'History candles (minute, hour, day) changed in memory and not yet written to the store', 'pendingCandles'],
-    ['nerkh_history_dropped_candles', 'Minute candles since start dropped because the in-memory buffer was full while the store was away', 'droppedCandles'],
-    ['nerkh_history_recording_busy_seconds', 'Seconds since start the recorder held the event loop: recording served values and handing batches to the store (with SQLite the whole write)', 'busySeconds'],
-  ];
-  for (const [name, help, field] of historyBacklog) {
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        if (background.history) this.set(background.history()[field]);
+        const value = read();
+        if (value !== undefined) this.set(value);
       },
     });
   }

@@ -1,4 +1,5 @@
 import type { Notices } from '../bus/notices.js';
+import { CoalescedRun } from '../domain/coalesced-run.js';
 import type { Logger } from '../log.js';
 import type { DeclaredDay, Markets } from './markets.js';
 
@@ -22,8 +23,7 @@ export class CalendarSync {
   private seen: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private unlisten: (() => void) | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly looking = new CoalescedRun(() => this.read());
 
   constructor(
     private readonly markets: Markets,
@@ -52,18 +52,7 @@ export class CalendarSync {
 
   /** Look whether the revision moved and reread if it did; a look asked for during one runs after it. */
   look(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = this.read().finally(() => {
-      this.running = null;
-      if (this.again) {
-        this.again = false;
-        void this.look();
-      }
-    });
-    return this.running;
+    return this.looking.run();
   }
 
   private async read(): Promise<void> {

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { parseHttpUrl } from '../domain/http-url.js';
 
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -20,14 +21,9 @@ function isLoopbackHost(hostname: string): boolean {
  * loaded and again before every request, redirects included.
  */
 export function addressRefusal(url: string, allowInsecure: boolean): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'not a valid URL';
-  }
+  const parsed = parseHttpUrl(url);
+  if (typeof parsed === 'string') return parsed;
   if (parsed.protocol === 'https:') return null;
-  if (parsed.protocol !== 'http:') return `only https:// addresses are allowed (got ${parsed.protocol}//)`;
   if (allowInsecure || isLoopbackHost(parsed.hostname)) return null;
   return 'plain http:// is allowed only to a loopback host (use https:// or set "allow_insecure": true)';
 }

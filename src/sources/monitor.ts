@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../domain/clock.js';
+import { CoalescedRun } from '../domain/coalesced-run.js';
 import type { SourceValue } from '../domain/rate.js';
 import type { Reference } from '../domain/reference.js';
 import { countBands, type BandCount, type SourceView } from '../domain/resolve.js';
@@ -88,8 +89,7 @@ class MonitoredSource {
   private loggedUnknown: UnknownKeys = NO_UNKNOWN_KEYS;
   /** The drops last warned about, likewise. */
   private loggedDrops: readonly DropCount[] = NO_DROPS;
-  private reading: Promise<void> | null = null;
-  private again = false;
+  private readonly reading = new CoalescedRun(() => this.readOnce(), () => !this.stopped);
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -107,18 +107,7 @@ class MonitoredSource {
 
   /** Read now; concurrent calls coalesce into one read plus at most one follow-up. */
   refresh(): Promise<void> {
-    if (this.reading) {
-      this.again = true;
-      return this.reading;
-    }
-    this.reading = this.readOnce().finally(() => {
-      this.reading = null;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        void this.refresh();
-      }
-    });
-    return this.reading;
+    return this.reading.run();
   }
 
   private async readOnce(): Promise<void> {

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { parseHttpUrl } from '../domain/http-url.js';
 
 /**
  * Where a webhook may be sent (the SSRF rule): `https://` to a public
@@ -14,13 +15,8 @@ import ipaddr from 'ipaddr.js';
 
 /** Why the URL itself may not be used (before any name is resolved), or null. */
 export function webhookUrlRefusal(url: string, allowPrivate: boolean): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'not a valid URL';
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return `only https:// addresses are allowed (got ${parsed.protocol}//)`;
+  const parsed = parseHttpUrl(url);
+  if (typeof parsed === 'string') return parsed;
   if (parsed.username || parsed.password) return 'a user name or password in the URL is not allowed';
   if (parsed.hash) return 'a #fragment is not allowed';
   if (parsed.protocol === 'http:' && !allowPrivate) return 'only https:// addresses are allowed (http:// only to a private or loopback address, with "webhooks": {"allow_private": true})';

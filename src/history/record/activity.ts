@@ -1,4 +1,5 @@
 import type { HistoryRepository } from '../../store/candle-tables.js';
+import { StoredReading } from './stored-reading.js';
 
 export const ACTIVITY_BUCKET_MS = 10 * 60_000;
 /** Six hours of ten-minute buckets. */
@@ -52,34 +53,21 @@ const STORED_REFRESH_MS = 60_000;
  * the leader's own counts do after a restart.
  */
 export class StoredActivity {
-  private current: SourceActivity | null = null;
-  private loadedAt = -Infinity;
-  private loading = false;
+  private readonly stored: StoredReading<SourceActivity>;
 
-  constructor(
-    private readonly repository: HistoryRepository,
-    /** Whether the store is known to answer: while it does not, no read is tried (its ping brings it back). */
-    private readonly reachable: () => boolean,
-  ) {}
+  /** `reachable`: whether the store is known to answer (see StoredReading). */
+  constructor(repository: HistoryRepository, reachable: () => boolean) {
+    const load = async (now: number) => {
+      const fresh = new SourceActivity();
+      await fresh.load(repository, now);
+      return fresh;
+    };
+    this.stored = new StoredReading(load, reachable, STORED_REFRESH_MS, 5_000);
+  }
 
   /** The last six hours of a source as last read; null until the first read lands. Starts a fresh read when due. */
   series(source: string, now: number): number[] | null {
-    if (!this.loading && now - this.loadedAt >= STORED_REFRESH_MS && this.reachable()) void this.refresh(now);
-    return this.current ? this.current.series(source, now) : null;
-  }
-
-  private async refresh(now: number): Promise<void> {
-    this.loading = true;
-    try {
-      const fresh = new SourceActivity();
-      await fresh.load(this.repository, now);
-      this.current = fresh;
-      this.loadedAt = now;
-    } catch {
-      // The store's health is reported where it is watched; the page keeps what it last had and asks again.
-      this.loadedAt = now - STORED_REFRESH_MS + 5_000;
-    } finally {
-      this.loading = false;
-    }
+    const current = this.stored.get(now);
+    return current ? current.series(source, now) : null;
   }
 }

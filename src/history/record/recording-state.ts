@@ -1,4 +1,5 @@
 import type { HistoryRepository } from '../../store/candle-tables.js';
+import { StoredReading } from './stored-reading.js';
 
 /** Candle recording as one node sees it, for the status endpoints (docs/api.md#status). */
 export interface RecordingState {
@@ -22,32 +23,15 @@ const REFRESH_MS = 10_000;
  * status request never waits on the store.
  */
 export class StoredNewest {
-  private newest: number | null = null;
-  private readAt = -Infinity;
-  private reading = false;
+  private readonly stored: StoredReading<number | null>;
 
-  constructor(
-    private readonly repository: HistoryRepository,
-    /** Whether the store is known to answer: while it does not, no read is tried (its ping brings it back). */
-    private readonly reachable: () => boolean,
-  ) {}
+  /** `reachable`: whether the store is known to answer (see StoredReading). */
+  constructor(repository: HistoryRepository, reachable: () => boolean) {
+    this.stored = new StoredReading(() => repository.newestClose(), reachable, REFRESH_MS, 2_000);
+  }
 
   /** The newest close as last read; null until the first read lands. Starts a fresh read when due. */
   value(now: number): number | null {
-    if (!this.reading && now - this.readAt >= REFRESH_MS && this.reachable()) void this.refresh(now);
-    return this.newest;
-  }
-
-  private async refresh(now: number): Promise<void> {
-    this.reading = true;
-    try {
-      this.newest = await this.repository.newestClose();
-      this.readAt = now;
-    } catch {
-      // The store's health is reported where it is watched; the status keeps what it last had and asks again.
-      this.readAt = now - REFRESH_MS + 2_000;
-    } finally {
-      this.reading = false;
-    }
+    return this.stored.get(now);
   }
 }

@@ -1,7 +1,7 @@
 import { CsvError, parse } from 'csv-parse/sync';
 import { NO_TIME, OtherItems, settle, type PendingItem } from '../settle.js';
 import { SourceFormatError, type SourceData, type TimeRules } from '../source-data.js';
-import { WholeText, type DocumentParser } from './document-parser.js';
+import { WholeDocumentParser } from './document-parser.js';
 import { readPriceText } from './price-text.js';
 import type { CsvSpec } from './spec.js';
 import { readTime } from './time-text.js';
@@ -17,16 +17,13 @@ import { readTime } from './time-text.js';
  * second is no number (`source_key,value,updated_at`, `symbol,price`).
  * A repeated key takes its last row.
  */
-export class CsvParser implements DocumentParser {
-  private readonly whole = new WholeText();
+export class CsvParser extends WholeDocumentParser {
 
   constructor(
     private readonly spec: CsvSpec,
     private readonly wanted: ReadonlySet<string> | null,
-  ) {}
-
-  write(text: string): void {
-    this.whole.write(text);
+  ) {
+    super();
   }
 
   finish(rules: TimeRules): SourceData {
@@ -34,7 +31,7 @@ export class CsvParser implements DocumentParser {
     const others = new OtherItems();
     let index = 0;
     // Each row is read as csv-parse yields it and none is kept, so a million rows cost no more than their text.
-    this.eachRow(this.whole.text(), (fields) => {
+    this.eachRow(this.wholeText(), (fields) => {
       if (index++ === 0 && this.isHeader(fields)) return;
       const key = fields[0] ?? '';
       const item = this.readRow(fields);

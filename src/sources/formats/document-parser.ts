@@ -12,11 +12,12 @@ export interface DocumentParser {
 }
 
 /**
- * The text of a document read whole: the formats that need all of it before
+ * A reader of a document read whole: the formats that need all of it before
  * they can read any (a JSON tree for JSONPath, an XML tree, CSV rows) collect
- * it here. Its size is already bounded by `max_bytes` on the way in.
+ * its slices here and read `wholeText()` once finishing. Its size is already
+ * bounded by `max_bytes` on the way in.
  */
-export class WholeText {
+export abstract class WholeDocumentParser implements DocumentParser {
   private readonly parts: string[] = [];
   private started = false;
 
@@ -29,7 +30,10 @@ export class WholeText {
     if (text.length > 0) this.parts.push(text);
   }
 
-  text(): string {
+  abstract finish(rules: TimeRules): SourceData;
+
+  /** The document, once: the slices are let go. */
+  protected wholeText(): string {
     const whole = this.parts.join('');
     this.parts.length = 0;
     if (whole.trim().length === 0) throw new SourceFormatError('the document is empty');

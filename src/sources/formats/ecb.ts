@@ -3,7 +3,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { isCalendarDate, ZoneTime } from '../../domain/time.js';
 import { NO_TIME, OtherItems, settle, type PendingItem } from '../settle.js';
 import { SourceFormatError, type SourceData, type TimeRules } from '../source-data.js';
-import { WholeText, type DocumentParser } from './document-parser.js';
+import { WholeDocumentParser } from './document-parser.js';
 import type { EcbItem, EcbSpec } from './spec.js';
 
 /**
@@ -55,17 +55,14 @@ interface Cube {
  * days (eurofxref-hist-90d.xml) is read at its newest day. A currency not in
  * the file drops its items (`no_currency`).
  */
-export class EcbParser implements DocumentParser {
-  private readonly whole = new WholeText();
+export class EcbParser extends WholeDocumentParser {
 
-  constructor(private readonly spec: EcbSpec) {}
-
-  write(text: string): void {
-    this.whole.write(text);
+  constructor(private readonly spec: EcbSpec) {
+    super();
   }
 
   finish(rules: TimeRules): SourceData {
-    const text = this.whole.text();
+    const text = this.wholeText();
     const valid = XMLValidator.validate(text);
     // The validator's message may quote the document; only where it broke is kept.
     if (valid !== true) throw new SourceFormatError(`invalid XML (line ${valid.err.line})`);

@@ -2,7 +2,7 @@ import type { JSONPathQuery } from 'json-p3';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { NO_TIME, OtherItems, settle, type PendingItem } from '../settle.js';
 import { SourceFormatError, type SourceData, type TimeRules } from '../source-data.js';
-import { WholeText, type DocumentParser } from './document-parser.js';
+import { WholeDocumentParser } from './document-parser.js';
 import { readJsonNumber, readPriceText, scalePrice } from './price-text.js';
 import type { MappingItem, MappingSpec } from './spec.js';
 import { readTime } from './time-text.js';
@@ -25,17 +25,14 @@ type Match = { ok: true; value: unknown; location: Location } | { ok: false; dro
  * same text (made only when some path matched a number), so a value above
  * 2^53 or `71.250` keeps every digit as written.
  */
-export class MappingParser implements DocumentParser {
-  private readonly whole = new WholeText();
+export class MappingParser extends WholeDocumentParser {
 
-  constructor(private readonly spec: MappingSpec) {}
-
-  write(text: string): void {
-    this.whole.write(text);
+  constructor(private readonly spec: MappingSpec) {
+    super();
   }
 
   finish(rules: TimeRules): SourceData {
-    const text = this.whole.text();
+    const text = this.wholeText();
     let tree: unknown;
     try {
       tree = JSON.parse(text);

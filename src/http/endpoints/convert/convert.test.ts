@@ -25,12 +25,30 @@ function field(body: string, name: string): string {
   return match[1]!;
 }
 
+/** Each named figure of `body` as written (see `field`). */
+function assertFigures(body: string, figures: Record<string, string>) {
+  for (const [name, value] of Object.entries(figures)) assert.equal(field(body, name), value, name);
+}
+
 const TEN_MINUTES_AGO = () => new Date(Date.now() - 600_000).toISOString();
 
 describe('convert and jewellery', () => {
   let harness: Harness;
   let key: string;
   const get = (url: string) => harness.app.inject({ url, headers: { 'x-api-key': key } });
+  const getOk = async (url: string) => {
+    const response = await get(url);
+    assert.equal(response.statusCode, 200, response.body);
+    return response;
+  };
+  /** A test for each bad query of `path`: refused by 400 INVALID_PARAMETER naming the parameter. */
+  const refusesEach = (path: string, bad: [query: string, name: string][]) => {
+    for (const [query, name] of bad) {
+      it(`400 INVALID_PARAMETER naming "${name}" for ?${query}`, async () => {
+        assertError(await get(`${path}?${query}`), 400, 'INVALID_PARAMETER', new RegExp(`"${name}"`));
+      });
+    }
+  };
 
   before(async () => {
     harness = await startHarness({ withoutBands: true });
@@ -63,10 +81,8 @@ describe('convert and jewellery', () => {
 
   describe('GET /v1/convert', () => {
     it('3.5 grams of 18k gold in toman: 3.5 × 72,345,678 ÷ 10, exact', async () => {
-      const response = await get('/v1/convert?from=gold_18k&to=IRT&amount=3.5');
-      assert.equal(response.statusCode, 200, response.body);
-      assert.equal(field(response.body, 'result'), '25320987.3');
-      assert.equal(field(response.body, 'amount'), '3.5');
+      const response = await getOk('/v1/convert?from=gold_18k&to=IRT&amount=3.5');
+      assertFigures(response.body, { result: '25320987.3', amount: '3.5' });
       const body = json(response);
       assertMatches(ConvertResponse, body);
       assert.equal(body.from, 'gold_18k');
@@ -105,15 +121,12 @@ describe('convert and jewellery', () => {
     });
 
     it('takes the largest amount the API page allows, 15 digits and 8 decimals, exactly', async () => {
-      const response = await get('/v1/convert?from=IRT&to=IRR&amount=999999999999999.99999999');
-      assert.equal(response.statusCode, 200, response.body);
-      assert.equal(field(response.body, 'amount'), '999999999999999.99999999');
-      assert.equal(field(response.body, 'result'), '9999999999999999.9999999');
+      const response = await getOk('/v1/convert?from=IRT&to=IRR&amount=999999999999999.99999999');
+      assertFigures(response.body, { amount: '999999999999999.99999999', result: '9999999999999999.9999999' });
     });
 
     it('two references priced in dollars convert: troy ounces to grams at 4000.5 ÷ 128.6', async () => {
-      const response = await get('/v1/convert?from=gold_ounce&to=gold_gram_usd&amount=1');
-      assert.equal(response.statusCode, 200, response.body);
+      const response = await getOk('/v1/convert?from=gold_ounce&to=gold_gram_usd&amount=1');
       assert.equal(field(response.body, 'result'), '31.108087');
       assert.deepEqual(
         (json(response).rates as Record<string, unknown>[]).map((rate) => rate.key),
@@ -162,7 +175,7 @@ describe('convert and jewellery', () => {
       assertError(await get('/v1/convert?from=gold_14k&to=IRR&amount=1'), 503, 'SERVICE_UNAVAILABLE', /gold_14k/);
     });
 
-    const BAD: [string, string][] = [
+    refusesEach('/v1/convert', [
       ['to=IRR&amount=1', 'from'],
       ['from=usd&amount=1', 'to'],
       ['from=usd&to=IRR', 'amount'],
@@ -183,33 +196,20 @@ describe('convert and jewellery', () => {
       ['from=bad%20key&to=IRR&amount=1', 'from'],
       ['from=usd&to=IRR&amount=1&unit=dinar', 'unit'],
       ['from=usd&to=IRR&amount=1&value=1', 'value'],
-    ];
-    for (const [query, name] of BAD) {
-      it(`400 INVALID_PARAMETER naming "${name}" for ?${query}`, async () => {
-        assertError(await get(`/v1/convert?${query}`), 400, 'INVALID_PARAMETER', new RegExp(`"${name}"`));
-      });
-    }
+    ]);
   });
 
   describe('GET /v1/jewellery', () => {
     it('3.5 g of 18k, making 18 %, defaults profit 7 % and VAT 10 %: each line exact, the total rounded once', async () => {
-      const response = await get('/v1/jewellery?weight=3.5&making_percent=18');
-      assert.equal(response.statusCode, 200, response.body);
-      const body = response.body;
-      // gold 3.5 × 72,345,678; making 18 % of it; profit 7 % of gold + making; VAT 10 % of making + profit.
-      assert.equal(field(body, 'gram_price'), '72345678');
-      assert.equal(field(body, 'gold'), '253209873');
-      assert.equal(field(body, 'making'), '45577777.14');
-      assert.equal(field(body, 'profit'), '20915135.5098');
-      assert.equal(field(body, 'vat'), '6649291.26498');
-      // 326,352,076.91478 rounded half up.
-      assert.equal(field(body, 'total'), '326352077');
+      const response = await getOk('/v1/jewellery?weight=3.5&making_percent=18');
+      // gold 3.5 × 72,345,678; making 18 % of it; profit 7 % of gold + making; VAT 10 % of making + profit;
+      // the total 326,352,076.91478 rounded half up.
+      assertFigures(response.body, { gram_price: '72345678', gold: '253209873', making: '45577777.14', profit: '20915135.5098', vat: '6649291.26498', total: '326352077' });
       const parsed = json(response);
       assertMatches(JewelleryResponse, parsed);
       assert.equal(parsed.karat, 18);
       assert.equal(parsed.currency, 'IRR');
-      assert.equal(field(body, 'profit_percent'), '7');
-      assert.equal(field(body, 'vat_percent'), '10');
+      assertFigures(response.body, { profit_percent: '7', vat_percent: '10' });
       assert.deepEqual(
         (parsed.rates as Record<string, unknown>[]).map((rate) => [rate.key, rate.value, rate.status]),
         [['gold_18k', 72345678, 'ok']],
@@ -217,23 +217,16 @@ describe('convert and jewellery', () => {
     });
 
     it('takes the heaviest weight the API page allows, 6 digits and 4 decimals', async () => {
-      const response = await get('/v1/jewellery?weight=999999.9999&making_percent=0&profit_percent=0&vat_percent=0');
-      assert.equal(response.statusCode, 200, response.body);
-      assert.equal(field(response.body, 'weight'), '999999.9999');
-      // 999,999.9999 × 72,345,678
-      assert.equal(field(response.body, 'gold'), '72345677992765.4322');
+      const response = await getOk('/v1/jewellery?weight=999999.9999&making_percent=0&profit_percent=0&vat_percent=0');
+      // gold: 999,999.9999 × 72,345,678
+      assertFigures(response.body, { weight: '999999.9999', gold: '72345677992765.4322' });
     });
 
     it('in toman: computed from the gram price ÷ 10, the total rounded to a whole toman', async () => {
       const response = await get('/v1/jewellery?weight=3.5&making_percent=18&unit=toman');
       const body = response.body;
-      assert.equal(field(body, 'gram_price'), '7234567.8');
-      assert.equal(field(body, 'gold'), '25320987.3');
-      assert.equal(field(body, 'making'), '4557777.714');
-      assert.equal(field(body, 'profit'), '2091513.55098');
-      assert.equal(field(body, 'vat'), '664929.126498');
-      // 32,635,207.691478 rounded half up.
-      assert.equal(field(body, 'total'), '32635208');
+      // The total 32,635,207.691478 rounded half up.
+      assertFigures(body, { gram_price: '7234567.8', gold: '25320987.3', making: '4557777.714', profit: '2091513.55098', vat: '664929.126498', total: '32635208' });
       assert.equal(json(response).currency, 'IRT');
       assert.ok(body.includes('"key":"gold_18k","title":'), body);
       assert.ok(body.includes('"value":7234567.8,"unit":"تومان/گرم","currency":"IRT"'), body);
@@ -242,20 +235,14 @@ describe('convert and jewellery', () => {
 
     it('rounds a total of exactly half up, not to even: 1 g of 24k at 9,646,090.5 toman', async () => {
       const response = await get('/v1/jewellery?weight=1&karat=24&making_percent=0&profit_percent=0&vat_percent=0&unit=toman');
-      assert.equal(field(response.body, 'gold'), '9646090.5');
-      assert.equal(field(response.body, 'total'), '9646091');
+      assertFigures(response.body, { gold: '9646090.5', total: '9646091' });
     });
 
     it('each karat reads its own gram price; a stale one is used and says so', async () => {
       const k21 = await get('/v1/jewellery?weight=2&karat=21&making_percent=12.5&profit_percent=5&vat_percent=9');
       // gold 168,806,582; making 21,100,822.75; profit 9,495,370.2375; vat 2,753,657.368875; total 202,156,432.356375.
-      assert.equal(field(k21.body, 'gold'), '168806582');
-      assert.equal(field(k21.body, 'making'), '21100822.75');
-      assert.equal(field(k21.body, 'profit'), '9495370.2375');
-      assert.equal(field(k21.body, 'vat'), '2753657.368875');
-      assert.equal(field(k21.body, 'total'), '202156432');
-      const k22 = await get('/v1/jewellery?weight=1&karat=22&making_percent=0');
-      assert.equal(k22.statusCode, 200, k22.body);
+      assertFigures(k21.body, { gold: '168806582', making: '21100822.75', profit: '9495370.2375', vat: '2753657.368875', total: '202156432' });
+      const k22 = await getOk('/v1/jewellery?weight=1&karat=22&making_percent=0');
       const rate = (json(k22).rates as Record<string, unknown>[])[0]!;
       assert.equal(rate.key, 'gold_22k');
       assert.equal(rate.status, 'stale');
@@ -263,7 +250,7 @@ describe('convert and jewellery', () => {
       assert.equal(field(k22.body, 'gold'), '88422496');
     });
 
-    const BAD: [string, string][] = [
+    refusesEach('/v1/jewellery', [
       ['making_percent=10', 'weight'],
       ['weight=1', 'making_percent'],
       ['', 'weight'],
@@ -283,12 +270,7 @@ describe('convert and jewellery', () => {
       ['weight=1&making_percent=1&vat_percent=1e1', 'vat_percent'],
       ['weight=1&making_percent=1&unit=usd', 'unit'],
       ['weight=1&making_percent=1&carat=18', 'carat'],
-    ];
-    for (const [query, name] of BAD) {
-      it(`400 INVALID_PARAMETER naming "${name}" for ?${query}`, async () => {
-        assertError(await get(`/v1/jewellery?${query}`), 400, 'INVALID_PARAMETER', new RegExp(`"${name}"`));
-      });
-    }
+    ]);
 
     it('a karat outside the plan is refused as a reference outside it', async () => {
       const { key: narrow } = await harness.keyFor('gold-18-only', 'enterprise', { references: ['gold_18k'] });
