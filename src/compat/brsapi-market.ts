@@ -5,7 +5,7 @@ import type { Snapshot } from '../live/snapshot.js';
 import { FixedBody } from '../render/fixed-body.js';
 import { leftOutHeaders, noneLeftOut } from './left-out.js';
 import type { PeerAnswer } from './peer-answer.js';
-import { PeerFeed } from './peer-feed.js';
+import { PeerEntries } from './peer-entries.js';
 import { BRSAPI_GROUPS, readBrsapiFile, type BrsapiEntry, type Mapped } from './peers.js';
 import { brsapiTime, unixSeconds } from './peer-time.js';
 
@@ -21,7 +21,7 @@ const EVERY_REFERENCE = Symbol('every reference');
  * Prepared once per snapshot and allowance; only the plan's references
  * appear (the others are named in x-nerkh-denied-items).
  */
-export class BrsapiMarket extends PeerFeed<BrsapiEntry, PeerAnswer> {
+export class BrsapiMarket extends PeerEntries<BrsapiEntry, PeerAnswer> {
   constructor(catalogue: Catalogue, time: RateTime, entries: readonly BrsapiEntry[] = readBrsapiFile()) {
     super(catalogue, time, entries, (entry) => entry.symbol, BOUNDS);
   }

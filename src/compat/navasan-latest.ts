@@ -4,7 +4,7 @@ import type { Rate, RateTime } from '../domain/rate.js';
 import type { Snapshot } from '../live/snapshot.js';
 import { FixedBody } from '../render/fixed-body.js';
 import { leftOutHeaders, noneLeftOut } from './left-out.js';
-import { PeerFeed } from './peer-feed.js';
+import { PeerEntries } from './peer-entries.js';
 import { readNavasanFile, type Mapped, type NavasanEntry } from './peers.js';
 import { navasanDateTime, unixSeconds } from './peer-time.js';
 import type { PeerAnswer } from './peer-answer.js';
@@ -24,7 +24,7 @@ const ALL_ITEMS = '';
  * or without a value are left out and named in headers; stale ones are
  * served and named.
  */
-export class NavasanLatest extends PeerFeed<NavasanEntry, PeerAnswer & { namesUnknown: boolean }> {
+export class NavasanLatest extends PeerEntries<NavasanEntry, PeerAnswer & { namesUnknown: boolean }> {
   constructor(catalogue: Catalogue, time: RateTime, entries: readonly NavasanEntry[] = readNavasanFile()) {
     super(catalogue, time, entries, (entry) => entry.item, BOUNDS);
   }

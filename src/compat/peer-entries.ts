@@ -13,7 +13,7 @@ const SNAPSHOTS_KEPT = 4;
  * entry written once per name (a rate is shared by every snapshot it did not
  * change in, and goes with them).
  */
-export abstract class PeerFeed<E extends { reference: string; divisor: string }, A extends PeerAnswer> {
+export abstract class PeerEntries<E extends { reference: string; divisor: string }, A extends PeerAnswer> {
   readonly map: PeerMap<E>;
   protected readonly cache: SnapshotCache<A>;
   private readonly written = new WeakMap<PreparedRate, Map<string, string>>();
