@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { ManualClock } from '../../src/domain/clock.js';
-import { eventually, writeSource } from '../support/env.js';
-import { json, SAMPLE, SAMPLE_VALUES, startHarness, type Harness } from '../support/harness.js';
-import { openStream, ratesOf, type SseStream } from './sse-client.js';
+import { ManualClock } from '../../../domain/clock.js';
+import { eventually, writeSource } from '../../../../test/support/env.js';
+import { json, SAMPLE, SAMPLE_VALUES, startHarness, type Harness } from '../../../../test/support/harness.js';
+import { openStream, ratesOf, type SseStream } from '../../../../test/stream/sse-client.js';
 
 const MINUTE = 60_000;
 

@@ -14,16 +14,16 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
-import { ManualClock } from '../../src/domain/clock.js';
-import type { StoredCandle } from '../../src/domain/candle.js';
-import { ErrorSchema } from '../../src/http/schemas.js';
-import { BrsapiMarketResponse } from '../../src/http/endpoints/compat/brsapi-gold-currency/schema.js';
-import { NavasanLatestResponse } from '../../src/http/endpoints/compat/navasan-latest/schema.js';
-import { NavasanOhlcResponse } from '../../src/http/endpoints/compat/navasan-ohlc-search/schema.js';
-import { NavasanUsageResponse } from '../../src/http/endpoints/compat/navasan-usage/schema.js';
-import { API_SCHEMAS } from '../../src/http/endpoints/registry.js';
-import { eventually, writeRaw } from '../support/env.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { ManualClock } from '../../../domain/clock.js';
+import type { StoredCandle } from '../../../domain/candle.js';
+import { ErrorSchema } from '../../schemas.js';
+import { BrsapiMarketResponse } from './brsapi-gold-currency/schema.js';
+import { NavasanLatestResponse } from './navasan-latest/schema.js';
+import { NavasanOhlcResponse } from './navasan-ohlc-search/schema.js';
+import { NavasanUsageResponse } from './navasan-usage/schema.js';
+import { API_SCHEMAS } from '../registry.js';
+import { eventually, writeRaw } from '../../../../test/support/env.js';
+import { startHarness, type Harness } from '../../../../test/support/harness.js';
 
 /** 2026-11-28 12:59:03 UTC: 16:29:03 in Tehran, 1405/09/07. */
 const UPDATED = Date.parse('2026-11-28T12:59:03Z');
