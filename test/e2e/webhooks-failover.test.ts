@@ -17,6 +17,7 @@ import { writeRaw } from '../support/env.js';
 import { needs } from '../support/services.js';
 import { Cluster, leaderAmong } from './cluster.js';
 import { assertBuilt, cliOk, get, pollUntil, type ServerProcess } from './helpers.js';
+import { webhookMarks } from './webhook-marks.js';
 import { WebhookReceiver, type Received } from './webhook-receiver.js';
 
 const services = needs('postgres', 'redis');
@@ -39,37 +40,12 @@ describe('webhooks on two nodes with a leader killed', services, () => {
   const delivered = (requests: Received[]) => requests.filter((r) => r.answered === 200);
   const waitFor = (done: (list: Received[]) => boolean, timeoutMs: number) =>
     pollUntil(async () => receiver.on('/a'), done, timeoutMs, 50, (list) => JSON.stringify(list.map((r) => [r.id, r.answered])));
-  /**
-   * The marker endpoint (account "mark", added after /a) fires one of its rules on a snapshot: the leader
-   * evaluates every endpoint on each snapshot and queues what they fire in one write, so once the marker's alert
-   * for `value` arrives, /a was evaluated on that snapshot too, and whatever it fired on it or before was queued
-   * with it or earlier. A positive event to check "nothing else" against, instead of a fixed wait.
-   */
+  /** The marker endpoint's rules: each fires on the snapshot a check needs (webhook-marks.ts). */
   const MARK = { below: 'usd_free<1000500', above: 'usd_free>1000650', higher: 'usd_free>1000750', highest: 'usd_free>1000805' };
-  const marked = (rule: string, value: number) =>
-    pollUntil(
-      async () => receiver.on('/m'),
-      (list) => list.some((r) => r.event?.data.rule === rule && r.event.data.value === value),
-      8000,
-      50,
-      (list) => JSON.stringify(list.map((r) => [r.event?.data.rule, r.event?.data.value])),
-    );
+  const { marked, drained } = webhookMarks(receiver, '/m', cli);
   const served = (node: ServerProcess, value: number) =>
     pollUntil(() => get(node.base, '/v1/rates/usd_free', key), (r) => (r.json as { rates?: { value: number }[] }).rates?.[0]?.value === value, 8000, 50, (r) => r.text.slice(0, 300));
 
-  /**
-   * Every delivery queued for `username`'s endpoint at `path` has been attempted and recorded: the marker
-   * tells only that they were queued, and the sender sends several at once, so a check of "nothing else"
-   * waits for this too.
-   */
-  const drained = (username: string, path: string) =>
-    pollUntil(
-      async () => JSON.parse((await cli('webhooks', 'list', username, '--json')).stdout) as { url: string; pending: number }[],
-      (list) => list.some((endpoint) => endpoint.url.endsWith(path) && endpoint.pending === 0),
-      8000,
-      100,
-      (list) => JSON.stringify(list),
-    );
   before(async () => {
     await cluster.createDatabase();
     await receiver.start();

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir, writeRaw } from '../support/env.js';
 import { assertBuilt, cliOk, get, pollUntil, runCli, startServer, type ServerProcess } from './helpers.js';
+import { webhookMarks } from './webhook-marks.js';
 import { WebhookReceiver, type Received } from './webhook-receiver.js';
 
 assertBuilt();
@@ -69,36 +70,10 @@ describe('webhooks with a real nerkh serve and CLI', () => {
     return requests;
   };
   const waitFor = (path: string, count: number, timeoutMs = 8000) => pollUntil(async () => receiver.on(path), (list) => list.length >= count, timeoutMs, 50, (list) => JSON.stringify(list.map((r) => [r.id, r.answered, r.event?.type])));
-  /**
-   * The marker endpoint (account "mark", added after alice's first endpoint) fires one of its rules on a
-   * snapshot: the producer evaluates every endpoint on each snapshot it takes and queues what they fire in one
-   * write, so once the marker's alert for `value` arrives, alice's endpoints were evaluated on that snapshot too
-   * and anything they fired on it, or before, was queued with it or earlier. A positive event to check "nothing
-   * else" against, instead of a fixed wait.
-   */
+  /** The marker endpoint's rules: each fires on the snapshot a check needs (webhook-marks.ts). */
   const MARK = { below: 'usd_free<1000500', above: 'usd_free>1000650', higher: 'usd_free>1000805', lowest: 'usd_free<998500' };
-  const marked = (rule: string, value: number) =>
-    pollUntil(
-      async () => receiver.on('/mark'),
-      (list) => list.some((r) => r.event?.data.rule === rule && r.event.data.value === value),
-      8000,
-      50,
-      (list) => JSON.stringify(list.map((r) => [r.event?.data.rule, r.event?.data.value])),
-    );
+  const { marked, drained } = webhookMarks(receiver, '/mark', cli);
 
-  /**
-   * Every delivery queued for `username`'s endpoint at `path` has been attempted and recorded: the marker
-   * tells only that they were queued, and the sender sends several at once, so a check of "nothing else"
-   * waits for this too.
-   */
-  const drained = (username: string, path: string) =>
-    pollUntil(
-      async () => JSON.parse((await cli('webhooks', 'list', username, '--json')).stdout) as { url: string; pending: number }[],
-      (list) => list.some((endpoint) => endpoint.url.endsWith(path) && endpoint.pending === 0),
-      8000,
-      100,
-      (list) => JSON.stringify(list),
-    );
   before(async () => {
     await receiver.start();
     const sources = [{ name: 'alpha', type: 'file', path: sourcePath, max_age_seconds: 3, poll_seconds: 0.2 }];
