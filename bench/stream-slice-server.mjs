@@ -1,17 +1,17 @@
-// nerkh's stream hub (dist/stream/hub.js, as built) behind a minimal node:http server, with the
+// nerkh's stream hub (src/stream/hub.ts, loaded through tsx) behind a minimal node:http server, with the
 // slice budget given on the command line: what bench/stream-slices.ts runs once per budget.
 // Streams are opened and written as GET /v1/stream does (no chunked encoding, no Nagle, `retry:`
 // first, then the hub writes to the socket itself); a publish is a new snapshot in which one
 // rate changed, pushed to the hub's history exactly as the ingest pushes one.
-// Usage: node bench/stream-slice-server.mjs <port> <ms:<n>|streams:<n>>
+// Usage: node --import tsx bench/stream-slice-server.mjs <port> <ms:<n>|streams:<n>>
 //   GET  /stream         a stream of one rate
 //   POST /publish?id=<n> the body is the rate's JSON in snapshot <n>
 //   GET  /detail         a fixed 1 KB answer: a request the fan-out must let through
 //   GET  /counts         the hub's counts (fan-outs, slices) as JSON
 import { createServer } from 'node:http';
-import { ZoneTime } from '../dist/domain/time.js';
-import { SnapshotHistory } from '../dist/live/history.js';
-import { StreamHub } from '../dist/stream/hub.js';
+import { ZoneTime } from '../src/domain/time.ts';
+import { RefreshTiers } from '../src/live/refresh-tiers.ts';
+import { StreamHub } from '../src/stream/hub.ts';
 
 const port = Number(process.argv[2]);
 const [kind, amount] = process.argv[3].split(':');
@@ -26,7 +26,7 @@ function snapshot(version, json) {
   return { version, builtAt: Date.now(), rates: new Map([['usd_free', prepared]]), lastUpdate: null, counts: { ok: 1, stale: 0, unavailable: 0 } };
 }
 
-const history = new SnapshotHistory(snapshot(0, '{"key":"usd_free"}'), 60);
+const history = new RefreshTiers(snapshot(0, '{"key":"usd_free"}'), 60);
 // No pings: every slice counted is a change's.
 const hub = new StreamHub(history, new ZoneTime('Asia/Tehran'), { slice, pingMs: 3_600_000 });
 

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
       const server = await startChild(
         children,
         process.execPath,
-        ['--import', pathToFileURL(join(ROOT, 'bench', 'lag-probe.mjs')).href, join(ROOT, 'bench', 'stream-slice-server.mjs'), String(port), budget],
+        ['--import', 'tsx', '--import', pathToFileURL(join(ROOT, 'bench', 'lag-probe.mjs')).href, join(ROOT, 'bench', 'stream-slice-server.mjs'), String(port), budget],
         { NERKH_BENCH_PROBE_PORT: String(probePort) },
         /slice server listening/,
       );
