@@ -1,7 +1,11 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from '../log.js';
 
 export const DEFAULT_PREFIX = 'nerkh:';
+
+/** The Redis client library, loaded with the first connection: a process without Redis (one node, every admin command) never pays its start-up. */
+const redisClient = () => (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis;
 
 /** `ready`: commands go through; `down`: unreachable, reconnecting by itself; `closed`: closed on purpose. */
 export type LinkState = 'connecting' | 'ready' | 'down' | 'closed';
@@ -198,7 +202,7 @@ export class RedisLink {
   }
 
   private connect(role: string, onState: (state: LinkState) => void): Redis {
-    const client = new Redis(this.url, this.options);
+    const client = new (redisClient())(this.url, this.options);
     let reported = false;
     client.on('ready', () => {
       if (reported) this.logger.info({ part: 'redis', role }, 'redis reachable again');
