@@ -181,6 +181,13 @@ export interface AppConfig {
    */
   shedAfterLagMs: number;
   /**
+   * How busy the event loop may be, in percent of its time (`NERKH_SHED_AT_BUSY_PERCENT`, 50–100,
+   * default 90), before a caller crowding the others out is shed; 100: never for busyness alone
+   * (lag still sheds). On a host whose cores are shared with other busy work the same requests
+   * keep the loop busier, as with the lag.
+   */
+  shedAtBusyPercent: number;
+  /**
    * Test-only (`NERKH_CLOCK_SHIFT_MS`): the service's clock runs this far
    * ahead of (or behind) the system's, so a test can start a spawned server
    * at a chosen moment (a few seconds into a minute, clear of midnight) instead
@@ -211,6 +218,8 @@ const CLOCK_SHIFT_LIMIT_MS = 366 * 86_400_000;
 
 /** The event-loop lag past which requests are shed, unless NERKH_SHED_AFTER_LAG_MS says otherwise. */
 export const DEFAULT_SHED_AFTER_LAG_MS = 250;
+/** The event loop's busy share (percent) past which a dominant caller is shed, unless NERKH_SHED_AT_BUSY_PERCENT says otherwise. */
+export const DEFAULT_SHED_AT_BUSY_PERCENT = 90;
 
 /** The installation's folder (data/, bin/): the nearest one above this module holding a package.json, from src/, dist/ or dist/bundle/ alike. */
 export const PACKAGE_ROOT = packageRoot(dirname(fileURLToPath(import.meta.url)));
@@ -271,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     frameAncestors: envFrameAncestors(env),
     metricsToken: envMetricsToken(env),
     shedAfterLagMs: envInteger(env, 'NERKH_SHED_AFTER_LAG_MS', DEFAULT_SHED_AFTER_LAG_MS, 50, 600_000),
+    shedAtBusyPercent: envInteger(env, 'NERKH_SHED_AT_BUSY_PERCENT', DEFAULT_SHED_AT_BUSY_PERCENT, 50, 100),
     clockShiftMs: envInteger(env, 'NERKH_CLOCK_SHIFT_MS', 0, -CLOCK_SHIFT_LIMIT_MS, CLOCK_SHIFT_LIMIT_MS),
   };
 }

@@ -173,7 +173,7 @@ export async function startRuntime(config: AppConfig, options: RuntimeOptions = 
           feed,
           history: openHistory(store, time, config.history.minuteDays, logger, () => ingest?.recorder ?? null).reader,
           historyBacklog: () => ingest?.recorder?.backlog() ?? NO_HISTORY_BACKLOG,
-          loadShedding: options.loadShedding ?? { ...DEFAULT_LOAD_SHEDDING, maxEventLoopDelayMs: config.shedAfterLagMs },
+          loadShedding: options.loadShedding ?? { ...DEFAULT_LOAD_SHEDDING, maxEventLoopDelayMs: config.shedAfterLagMs, maxEventLoopUtilization: config.shedAtBusyPercent / 100 },
           stream: options.stream,
           directoryPollMs: options.directoryPollMs,
           frameAncestors: config.frameAncestors,

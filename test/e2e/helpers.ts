@@ -72,16 +72,18 @@ export function freePort(): Promise<number> {
 
 /**
  * The process environment without any NERKH_* variable, plus `extra`. A server
- * sheds requests only past 10 s of event-loop lag unless `extra` says otherwise:
- * a test machine running several files is busy enough to delay any loop by the
- * default quarter second without the server being at fault (the shedding has
- * tests of its own, and usage-flood keeps the default).
+ * sheds requests only past 10 s of event-loop lag, and never for a busy loop alone,
+ * unless `extra` says otherwise: a test machine running several files is busy
+ * enough to delay any loop by the default quarter second, and to keep it 90 %
+ * busy, without the server being at fault (a status page polled next to a steady
+ * prober was shed as the dominant caller). The shedding has tests of its own, and
+ * usage-flood keeps the defaults.
  */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('NERKH_')) env[name] = value;
   // Markets keep no calendar unless a test gives one (NERKH_MARKET_CALENDAR=on): a test's staleness never depends on the day it runs.
-  return { ...env, NERKH_SHED_AFTER_LAG_MS: '10000', NERKH_MARKET_CALENDAR: 'off', ...extra };
+  return { ...env, NERKH_SHED_AFTER_LAG_MS: '10000', NERKH_SHED_AT_BUSY_PERCENT: '100', NERKH_MARKET_CALENDAR: 'off', ...extra };
 }
 
 export interface CatalogueEntry {

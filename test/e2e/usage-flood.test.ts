@@ -61,7 +61,7 @@ describe('a flood of /v1/usage from one key (SQLite, one process)', { timeout: 6
 
   it(`${FLOOD_REQUESTS} 90-day reports over ${FLOOD_CONNECTIONS} connections: the neighbour polling detail is answered throughout, never shed`, async () => {
     // The shedding as shipped: the neighbour must not be shed by it.
-    const env = { NERKH_CONFIG: writeConfig(dir.path), NERKH_DATA_DIR: join(dir.path, 'var'), NERKH_LOG_LEVEL: 'warn', NERKH_SHED_AFTER_LAG_MS: '250' };
+    const env = { NERKH_CONFIG: writeConfig(dir.path), NERKH_DATA_DIR: join(dir.path, 'var'), NERKH_LOG_LEVEL: 'warn', NERKH_SHED_AFTER_LAG_MS: '250', NERKH_SHED_AT_BUSY_PERCENT: '90' };
     const store = await Store.open({ databaseUrl: null, dataDir: join(dir.path, 'var') });
     let keys: { flooder: string; neighbour: string };
     try {

@@ -208,7 +208,7 @@ describe('fault: hostile upstreams against a real nerkh serve', () => {
 
   it('2. the public status page shows each kind of failure, naming no host', async () => {
     const page = await get(server!.base, '/status');
-    assert.equal(page.status, 200);
+    assert.equal(page.status, 200, `the status page answered ${page.status}: ${page.text.slice(0, 300)}\n${server!.output()}`);
     for (const kind of ['response too large', 'redirect refused', 'connection refused', 'source answered HTTP 500', 'not a regular file', 'document dated in the future']) {
       assert.ok(page.text.includes(kind), `the status page lacks "${kind}"`);
     }

@@ -58,6 +58,7 @@ export function testConfig(dataDir: string, overrides: Partial<AppConfig> = {}):
     markets: withoutClosures(DEFAULT_MARKET_SPECS),
     webhooks: { allowPrivate: false, timeScale: 1 },
     shedAfterLagMs: 250,
+    shedAtBusyPercent: 90,
     clockShiftMs: 0,
     frameAncestors: "'none'",
     metricsToken: null,

@@ -86,6 +86,11 @@ describe('loadConfig defaults', () => {
     assert.equal(loadConfig({}, workdir()).shedAfterLagMs, 250);
     assert.equal(loadConfig({ NERKH_SHED_AFTER_LAG_MS: '2000' }, workdir()).shedAfterLagMs, 2000);
   });
+
+  it('sheds a dominant caller past a 90 % busy event loop unless NERKH_SHED_AT_BUSY_PERCENT says otherwise', () => {
+    assert.equal(loadConfig({}, workdir()).shedAtBusyPercent, 90);
+    assert.equal(loadConfig({ NERKH_SHED_AT_BUSY_PERCENT: '100' }, workdir()).shedAtBusyPercent, 100);
+  });
 });
 
 describe('loadConfig with a config file', () => {
@@ -334,6 +339,11 @@ describe('loadConfig errors name the field', () => {
 
   it('NERKH_SHED_AFTER_LAG_MS out of range', () => {
     rejects(load(undefined, { NERKH_SHED_AFTER_LAG_MS: '10' }), 'NERKH_SHED_AFTER_LAG_MS', '"10"');
+  });
+
+  it('NERKH_SHED_AT_BUSY_PERCENT out of range', () => {
+    rejects(load(undefined, { NERKH_SHED_AT_BUSY_PERCENT: '40' }), 'NERKH_SHED_AT_BUSY_PERCENT', '"40"');
+    rejects(load(undefined, { NERKH_SHED_AT_BUSY_PERCENT: '101' }), 'NERKH_SHED_AT_BUSY_PERCENT', '"101"');
   });
 
   it('NERKH_PORT that is not an integer in range', () => {
