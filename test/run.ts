@@ -33,7 +33,8 @@ const FILE_DEADLINE_MS = 300_000;
 /**
  * How much "weight" may run at once; a light file weighs 1, a heavy one more (test/support/schedule.ts).
  * Three per core: the files spend about a third of their time on the CPU (453 s of CPU in 1,430 s of
- * files' time on 2 cores), so at two per core the cores idled (6.1 min); at three, 4.9 min.
+ * files' time on 2 cores), so at two per core the cores idled (6.1 min); at three, 4.9 min. Four per core
+ * (eight) was no faster: both cores stayed busy throughout at six already (idle under 1 %, 2026-12-02).
  */
 const CAPACITY = Number(process.env.NERKH_TEST_CAPACITY) || Math.max(4, cpus().length * 3);
 const SLOWEST_SHOWN = 15;
